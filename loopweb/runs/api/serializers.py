@@ -1,0 +1,437 @@
+from django.db import transaction
+from rest_framework import serializers
+
+from loopweb.runs.cells import CasePin
+from loopweb.runs.models import (
+    Case,
+    CaseVersion,
+    Combination,
+    CombinationKind,
+    CoverageGroup,
+    GGConfiguration,
+    GroupMember,
+    Job,
+    ModelEntry,
+    Outcome,
+    Review,
+    ReviewVerdict,
+    Run,
+)
+from loopweb.runs.models.catalog import PIN_PART
+
+
+class CaseVersionSerializer(serializers.ModelSerializer):
+    ingestedAt = serializers.DateTimeField(source="ingested_at", required=False)
+    variants = serializers.ListField(
+        child=serializers.CharField(max_length=64, validators=[PIN_PART]),
+        required=False,
+        max_length=100,
+    )
+    engines = serializers.ListField(
+        child=serializers.CharField(max_length=64, validators=[PIN_PART]),
+        required=False,
+        max_length=100,
+    )
+    checklist = serializers.ListField(child=serializers.DictField(), required=False, max_length=500)
+
+    class Meta:
+        model = CaseVersion
+        fields = ["version", "ingestedAt", "legacy", "variants", "engines", "checklist"]
+
+    def validate_variants(self, value):
+        value = list(dict.fromkeys(value))
+        return value or ["default"]
+
+    def validate_checklist(self, value):
+        items, seen = [], set()
+        for index, item in enumerate(value):
+            item_id = item.get("id")
+            if not isinstance(item_id, str) or not item_id or len(item_id) > 100:
+                raise serializers.ValidationError(
+                    {index: {"id": ["A checklist item needs a string id of 1-100 characters."]}}
+                )
+            if item_id in seen:
+                raise serializers.ValidationError({index: {"id": [f"Duplicate id {item_id!r}."]}})
+            seen.add(item_id)
+            text = item.get("text", "")
+            if not isinstance(text, str) or len(text) > 1000:
+                raise serializers.ValidationError(
+                    {index: {"text": ["Text must be a string of at most 1000 characters."]}}
+                )
+            critical = item.get("critical", False)
+            if not isinstance(critical, bool):
+                raise serializers.ValidationError({index: {"critical": ["Must be true or false."]}})
+            items.append({"id": item_id, "text": text, "critical": critical})
+        return items
+
+    def validate(self, attrs):
+        attrs.setdefault("variants", ["default"])
+        return attrs
+
+
+class CaseSerializer(serializers.ModelSerializer):
+    versions = serializers.SerializerMethodField()
+
+    class Meta:
+        model = Case
+        fields = ["slug", "title", "kind", "versions"]
+
+    def get_versions(self, case) -> list[dict]:
+        if not self.context.get("with_versions"):
+            return []
+        return CaseVersionSerializer(case.versions.all(), many=True).data
+
+
+class ModelEntrySerializer(serializers.ModelSerializer):
+    class Meta:
+        model = ModelEntry
+        fields = ["id", "name", "provider", "launchable"]
+
+
+class GGConfigurationSerializer(serializers.ModelSerializer):
+    roles = serializers.ListField(
+        child=serializers.RegexField(r"^[A-Za-z0-9_-]{1,50}$"), min_length=1, max_length=20
+    )
+
+    class Meta:
+        model = GGConfiguration
+        fields = ["id", "name", "roles"]
+
+    def validate_roles(self, value):
+        if len(set(value)) != len(value):
+            raise serializers.ValidationError("Roles must be distinct.")
+        return value
+
+
+class CombinationSerializer(serializers.ModelSerializer):
+    configuration = serializers.IntegerField(
+        source="configuration_id", required=False, allow_null=True
+    )
+    bindings = serializers.DictField(
+        child=serializers.CharField(max_length=200), required=False
+    )
+    label = serializers.SerializerMethodField()
+
+    class Meta:
+        model = Combination
+        fields = [
+            "id",
+            "kind",
+            "key",
+            "label",
+            "harness",
+            "model",
+            "provider",
+            "configuration",
+            "bindings",
+        ]
+        read_only_fields = ["id", "key", "label"]
+        extra_kwargs = {
+            "harness": {"required": False, "validators": []},
+            "model": {"required": False},
+            "provider": {"required": False},
+        }
+
+    def get_label(self, combination) -> str:
+        names = self.context.get("configuration_names") or {}
+        return combination.label(names.get(combination.configuration_id))
+
+    def validate(self, attrs):
+        kind = attrs["kind"]
+        if kind == CombinationKind.HARNESS:
+            errors = {
+                name: ["This field is required for a harness combination."]
+                for name in ("harness", "model", "provider")
+                if not attrs.get(name)
+            }
+            if errors:
+                raise serializers.ValidationError(errors)
+            for name in ("harness", "provider"):
+                if "|" in attrs[name]:
+                    raise serializers.ValidationError({name: ["'|' is not allowed here."]})
+            attrs["configuration_id"] = None
+            attrs["bindings"] = {}
+        else:
+            config_id = attrs.get("configuration_id")
+            configuration = GGConfiguration.objects.filter(pk=config_id).first()
+            if configuration is None:
+                raise serializers.ValidationError(
+                    {"configuration": ["Name an existing gg configuration."]}
+                )
+            bindings = attrs.get("bindings") or {}
+            if set(bindings) != set(configuration.roles):
+                raise serializers.ValidationError(
+                    {"bindings": [f"Bind exactly one model to each role: {configuration.roles}."]}
+                )
+            attrs.update(harness="", model="", provider="")
+        candidate = Combination(**attrs)
+        key = candidate.compute_key()
+        existing = Combination.objects.filter(key=key).first()
+        if existing is not None:
+            raise serializers.ValidationError(
+                {"key": [f"A combination with key {key!r} already exists (id {existing.pk})."]}
+            )
+        return attrs
+
+
+class GroupSerializer(serializers.ModelSerializer):
+    kind = serializers.ChoiceField(choices=["combo"], default="combo")
+    members = serializers.ListField(
+        child=serializers.IntegerField(min_value=1), max_length=1000, default=list
+    )
+
+    class Meta:
+        model = CoverageGroup
+        fields = ["id", "name", "kind", "members"]
+
+    def to_representation(self, group):
+        data = super().to_representation(group)
+        data["members"] = [m.combination_id for m in group.memberships.all()]
+        return data
+
+    def validate_members(self, value):
+        if len(set(value)) != len(value):
+            raise serializers.ValidationError("A combination appears twice.")
+        known = set(Combination.objects.filter(pk__in=value).values_list("pk", flat=True))
+        missing = [pk for pk in value if pk not in known]
+        if missing:
+            raise serializers.ValidationError(f"Unknown combination id(s): {missing}.")
+        return value
+
+    @transaction.atomic
+    def create(self, validated_data):
+        members = validated_data.pop("members")
+        group = CoverageGroup.objects.create(owner=self.context["request"].user, **validated_data)
+        self._set_members(group, members)
+        return group
+
+    @transaction.atomic
+    def update(self, group, validated_data):
+        members = validated_data.pop("members", None)
+        group.name = validated_data.get("name", group.name)
+        group.save()
+        if members is not None:
+            group.memberships.all().delete()
+            self._set_members(group, members)
+        return group
+
+    def _set_members(self, group, members):
+        GroupMember.objects.bulk_create(
+            GroupMember(group=group, combination_id=pk, position=i) for i, pk in enumerate(members)
+        )
+
+
+class PinSerializer(serializers.Serializer):
+    case = serializers.SlugField(max_length=100)
+    version = serializers.CharField(max_length=64, validators=[PIN_PART])
+    variant = serializers.CharField(max_length=64, validators=[PIN_PART], default="default")
+    engine = serializers.CharField(
+        max_length=64, validators=[PIN_PART], allow_null=True, required=False, default=None
+    )
+
+    def pin(self) -> CasePin:
+        d = self.validated_data
+        return CasePin(d["case"], d["version"], d["variant"], d.get("engine"))
+
+
+class HandLaunchSerializer(PinSerializer):
+    combination = serializers.PrimaryKeyRelatedField(queryset=Combination.objects.all())
+    retryCount = serializers.IntegerField(min_value=0, required=False, default=1)
+
+
+class CombinationBriefSerializer(serializers.ModelSerializer):
+    configuration = serializers.IntegerField(source="configuration_id", allow_null=True)
+    label = serializers.SerializerMethodField()
+
+    class Meta:
+        model = Combination
+        fields = [
+            "id",
+            "kind",
+            "key",
+            "label",
+            "harness",
+            "model",
+            "provider",
+            "configuration",
+            "bindings",
+        ]
+
+    def get_label(self, combination) -> str:
+        return combination.label()
+
+
+class JobSerializer(serializers.ModelSerializer):
+    retryCount = serializers.IntegerField(source="retry_count")
+    cellKey = serializers.CharField(source="cell_key")
+    leaseExpiresAt = serializers.DateTimeField(source="lease_expires_at")
+    createdAt = serializers.DateTimeField(source="created_at")
+    finishedAt = serializers.DateTimeField(source="finished_at")
+    retries = serializers.IntegerField(source="retry_of_id", allow_null=True, read_only=True)
+    retriedBy = serializers.IntegerField(source="retry_id", allow_null=True)
+    run = serializers.SerializerMethodField()
+    combination = CombinationBriefSerializer(allow_null=True)
+
+    class Meta:
+        model = Job
+        fields = [
+            "id",
+            "status",
+            "origin",
+            "attempt",
+            "retryCount",
+            "retries",
+            "retriedBy",
+            "leaseExpiresAt",
+            "cellKey",
+            "case",
+            "version",
+            "variant",
+            "engine",
+            "combination",
+            "cell",
+            "failure",
+            "run",
+            "createdAt",
+            "finishedAt",
+        ]
+
+    def get_run(self, job) -> int | None:
+        try:
+            return job.run.pk
+        except Run.DoesNotExist:
+            return None
+
+
+class ClaimedJobSerializer(JobSerializer):
+    """A claimed job as a driver sees it: flat, with its cell and combination."""
+
+    class Meta(JobSerializer.Meta):
+        fields = [
+            "id",
+            "status",
+            "attempt",
+            "retryCount",
+            "origin",
+            "leaseExpiresAt",
+            "cellKey",
+            "case",
+            "version",
+            "variant",
+            "engine",
+            "combination",
+            "cell",
+        ]
+
+
+class ClaimSerializer(serializers.Serializer):
+    max = serializers.IntegerField(min_value=1, max_value=100, default=1)
+
+
+class StatusSerializer(serializers.Serializer):
+    status = serializers.ChoiceField(choices=["dispatched", "starting", "running"])
+
+
+class FailSerializer(serializers.Serializer):
+    failure = serializers.ChoiceField(choices=[o for o in Outcome.values if o != "completed"])
+    detail = serializers.CharField(max_length=5000, required=False, allow_blank=True, default="")
+
+
+class RunPushSerializer(serializers.Serializer):
+    job = serializers.IntegerField(min_value=1, required=False, allow_null=True)
+    case = serializers.SlugField(max_length=100, required=False)
+    version = serializers.CharField(max_length=64, validators=[PIN_PART], required=False)
+    variant = serializers.CharField(max_length=64, validators=[PIN_PART], default="default")
+    engine = serializers.CharField(
+        max_length=64, validators=[PIN_PART], allow_null=True, required=False, default=None
+    )
+    combination = serializers.PrimaryKeyRelatedField(
+        queryset=Combination.objects.all(), required=False
+    )
+    outcome = serializers.ChoiceField(choices=Outcome.values)
+    record = serializers.DictField(default=dict)
+    finishedAt = serializers.DateTimeField()
+    commit = serializers.CharField(max_length=200, required=False, allow_blank=True, default="")
+    mergeArtifact = serializers.CharField(
+        max_length=200, required=False, allow_blank=True, default=""
+    )
+    signals = serializers.JSONField(required=False)
+    acceptance_rule = serializers.JSONField(required=False, allow_null=True)
+
+    def validate(self, attrs):
+        if attrs.get("job") is None and not self.context.get("repush"):
+            missing = {
+                name: ["Give the job, or the cell of a run launched outside Loopweb."]
+                for name in ("case", "version", "combination")
+                if name not in attrs
+            }
+            if missing:
+                raise serializers.ValidationError(missing)
+        return attrs
+
+    def payload(self) -> dict:
+        return {k: self.validated_data[k] for k in ("signals", "acceptance_rule") if k in self.validated_data}
+
+
+class ReviewSerializer(serializers.ModelSerializer):
+    aestheticRating = serializers.IntegerField(
+        source="aesthetic_rating", min_value=1, max_value=5
+    )
+    verdict = serializers.ChoiceField(
+        choices=ReviewVerdict.values, required=False, allow_null=True, allow_blank=True
+    )
+    reviewer = serializers.CharField(source="reviewer.username", read_only=True)
+    createdAt = serializers.DateTimeField(source="created_at", read_only=True)
+    writeup = serializers.CharField(max_length=20000, allow_blank=True, default="")
+
+    class Meta:
+        model = Review
+        fields = ["id", "run", "reviewer", "aestheticRating", "writeup", "verdict", "createdAt"]
+        read_only_fields = ["id", "run"]
+
+
+class RunSerializer(serializers.ModelSerializer):
+    job = serializers.IntegerField(source="job_id", allow_null=True)
+    cellKey = serializers.CharField(source="cell_key")
+    buildLoaded = serializers.BooleanField(source="build_loaded", allow_null=True)
+    validatorRating = serializers.CharField(source="validator_rating", allow_null=True)
+    finishedAt = serializers.DateTimeField(source="finished_at")
+    mergeArtifact = serializers.CharField(source="merge_artifact")
+    combination = serializers.IntegerField(source="combination_id", allow_null=True)
+    reviewed = serializers.SerializerMethodField()
+
+    class Meta:
+        model = Run
+        fields = [
+            "id",
+            "job",
+            "cellKey",
+            "case",
+            "version",
+            "variant",
+            "engine",
+            "combination",
+            "cell",
+            "outcome",
+            "record",
+            "buildLoaded",
+            "validatorRating",
+            "counted",
+            "published",
+            "finishedAt",
+            "commit",
+            "mergeArtifact",
+            "acceptance_rule",
+            "reviewed",
+        ]
+
+    def get_reviewed(self, run) -> bool:
+        count = getattr(run, "review_count", None)
+        if count is None:
+            return run.reviews.exists()
+        return count > 0
+
+
+class TokenRequestSerializer(serializers.Serializer):
+    username = serializers.CharField(max_length=150)
+    password = serializers.CharField(max_length=200, trim_whitespace=False)

@@ -1,0 +1,268 @@
+from django.contrib.auth import authenticate
+from django.db.models import Count
+from drf_spectacular.utils import extend_schema, inline_serializer
+from rest_framework import mixins, serializers, status, viewsets
+from rest_framework.decorators import action, api_view, permission_classes
+from rest_framework.exceptions import AuthenticationFailed, NotFound
+from rest_framework.generics import get_object_or_404
+from rest_framework.permissions import AllowAny
+from rest_framework.response import Response
+
+from loopweb.runs import services
+from loopweb.runs.access import is_driver, visible_jobs, visible_runs
+from loopweb.runs.api import serializers as s
+from loopweb.runs.api.filters import JobFilter, RunFilter
+from loopweb.runs.api.permissions import CanPush, CanReview, CatalogWrite, IsDriver, IsOwner
+from loopweb.runs.catalog import ingest_version
+from loopweb.runs.cells import CasePin
+from loopweb.runs.models import (
+    ApiToken,
+    Case,
+    Combination,
+    CoverageGroup,
+    GGConfiguration,
+    Job,
+    ModelEntry,
+)
+
+
+@extend_schema(
+    request=s.TokenRequestSerializer,
+    responses=inline_serializer("Token", {"token": serializers.CharField()}),
+)
+@api_view(["POST"])
+@permission_classes([AllowAny])
+def obtain_token(request):
+    body = s.TokenRequestSerializer(data=request.data)
+    body.is_valid(raise_exception=True)
+    user = authenticate(
+        request, username=body.validated_data["username"], password=body.validated_data["password"]
+    )
+    if user is None:
+        raise AuthenticationFailed("Unknown username or wrong password.")
+    _, raw = ApiToken.objects.issue(user, name="api")
+    return Response({"token": raw})
+
+
+class CaseViewSet(
+    mixins.ListModelMixin,
+    mixins.RetrieveModelMixin,
+    mixins.CreateModelMixin,
+    viewsets.GenericViewSet,
+):
+    queryset = Case.objects.all()
+    serializer_class = s.CaseSerializer
+    permission_classes = [CatalogWrite]
+    lookup_field = "slug"
+
+    def get_serializer_context(self):
+        return {**super().get_serializer_context(), "with_versions": self.action == "retrieve"}
+
+    def get_queryset(self):
+        if self.action == "retrieve":
+            return Case.objects.prefetch_related("versions")
+        return Case.objects.all()
+
+    @extend_schema(request=s.CaseVersionSerializer, responses=s.CaseVersionSerializer(many=True))
+    @action(detail=True, methods=["get", "post"], serializer_class=s.CaseVersionSerializer)
+    def versions(self, request, slug=None):
+        case = self.get_object()
+        if request.method == "GET":
+            page = self.paginate_queryset(case.versions.all())
+            return self.get_paginated_response(s.CaseVersionSerializer(page, many=True).data)
+        body = s.CaseVersionSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        version = ingest_version(case=case, **body.validated_data)
+        return Response(s.CaseVersionSerializer(version).data, status=status.HTTP_201_CREATED)
+
+
+class ModelEntryViewSet(
+    mixins.ListModelMixin,
+    mixins.RetrieveModelMixin,
+    mixins.CreateModelMixin,
+    mixins.UpdateModelMixin,
+    viewsets.GenericViewSet,
+):
+    queryset = ModelEntry.objects.all()
+    serializer_class = s.ModelEntrySerializer
+    permission_classes = [CatalogWrite]
+    http_method_names = ["get", "post", "patch", "head", "options"]
+
+
+class GGConfigurationViewSet(viewsets.ModelViewSet):
+    queryset = GGConfiguration.objects.all()
+    serializer_class = s.GGConfigurationSerializer
+    permission_classes = [CatalogWrite]
+    http_method_names = ["get", "post", "put", "delete", "head", "options"]
+
+
+class CombinationViewSet(
+    mixins.ListModelMixin,
+    mixins.RetrieveModelMixin,
+    mixins.CreateModelMixin,
+    viewsets.GenericViewSet,
+):
+    queryset = Combination.objects.all()
+    serializer_class = s.CombinationSerializer
+    permission_classes = [CatalogWrite]
+
+    def get_serializer_context(self):
+        names = dict(GGConfiguration.objects.values_list("id", "name"))
+        return {**super().get_serializer_context(), "configuration_names": names}
+
+
+class GroupViewSet(viewsets.ModelViewSet):
+    serializer_class = s.GroupSerializer
+    permission_classes = [IsOwner]
+    http_method_names = ["get", "post", "put", "delete", "head", "options"]
+
+    def get_queryset(self):
+        return CoverageGroup.objects.filter(owner=self.request.user).prefetch_related(
+            "memberships"
+        )
+
+
+class JobViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.GenericViewSet):
+    serializer_class = s.JobSerializer
+    filterset_class = JobFilter
+
+    def get_queryset(self):
+        return visible_jobs(self.request.user).select_related("combination", "run")
+
+    @extend_schema(request=s.HandLaunchSerializer, responses={201: s.JobSerializer})
+    def create(self, request):
+        IsOwner().has_permission(request, self) or self.permission_denied(request)
+        body = s.HandLaunchSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        job = services.launch_by_hand(
+            owner=request.user,
+            pin=body.pin(),
+            combination=body.validated_data["combination"],
+            retry_count=body.validated_data["retryCount"],
+        )
+        return Response(s.JobSerializer(job).data, status=status.HTTP_201_CREATED)
+
+    @extend_schema(request=None, responses=s.JobSerializer)
+    @action(detail=True, methods=["post"])
+    def cancel(self, request, pk=None):
+        job = services.cancel_job(job=self.get_object())
+        return Response(s.JobSerializer(job).data)
+
+
+@extend_schema(request=s.ClaimSerializer, responses=s.ClaimedJobSerializer(many=True))
+@api_view(["POST"])
+@permission_classes([IsDriver])
+def driver_claim(request):
+    body = s.ClaimSerializer(data=request.data)
+    body.is_valid(raise_exception=True)
+    jobs = services.claim_jobs(driver=request.user, limit=body.validated_data["max"])
+    return Response(s.ClaimedJobSerializer(jobs, many=True).data)
+
+
+@extend_schema(
+    request=s.StatusSerializer,
+    responses=inline_serializer(
+        "StatusReply", {"status": serializers.CharField(), "cancel": serializers.BooleanField()}
+    ),
+)
+@api_view(["POST"])
+@permission_classes([IsDriver])
+def driver_status(request, job_id: int):
+    body = s.StatusSerializer(data=request.data)
+    body.is_valid(raise_exception=True)
+    try:
+        job, cancel = services.report_status(
+            job_id=job_id, driver=request.user, status=body.validated_data["status"]
+        )
+    except Job.DoesNotExist as exc:
+        raise NotFound() from exc
+    return Response({"status": job.status, "cancel": cancel})
+
+
+@extend_schema(request=s.FailSerializer, responses=s.JobSerializer)
+@api_view(["POST"])
+@permission_classes([IsDriver])
+def driver_fail(request, job_id: int):
+    body = s.FailSerializer(data=request.data)
+    body.is_valid(raise_exception=True)
+    try:
+        job = services.fail_job(
+            job_id=job_id,
+            driver=request.user,
+            failure=body.validated_data["failure"],
+            detail=body.validated_data["detail"],
+        )
+    except Job.DoesNotExist as exc:
+        raise NotFound() from exc
+    return Response(s.JobSerializer(job).data)
+
+
+class RunViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.GenericViewSet):
+    serializer_class = s.RunSerializer
+    filterset_class = RunFilter
+
+    def get_queryset(self):
+        return visible_runs(self.request.user).annotate(review_count=Count("reviews"))
+
+    @extend_schema(request=s.RunPushSerializer, responses={201: s.RunSerializer})
+    def create(self, request):
+        CanPush().has_permission(request, self) or self.permission_denied(request)
+        body = s.RunPushSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        d = body.validated_data
+        pin = None
+        if d.get("job") is None:
+            pin = CasePin(d["case"], d["version"], d["variant"], d.get("engine"))
+        elif not is_driver(request.user) and not request.user.is_staff:
+            if not visible_jobs(request.user).filter(pk=d["job"]).exists():
+                raise NotFound()
+        run, created = services.push_run(
+            pushed_by=request.user,
+            job_id=d.get("job"),
+            pin=pin,
+            combination=d.get("combination"),
+            outcome=d["outcome"],
+            record=d["record"],
+            finished_at=d["finishedAt"],
+            commit=d["commit"],
+            merge_artifact=d["mergeArtifact"],
+            payload=body.payload(),
+        )
+        return Response(
+            s.RunSerializer(run).data,
+            status=status.HTTP_201_CREATED if created else status.HTTP_200_OK,
+        )
+
+    @extend_schema(request=s.RunPushSerializer, responses=s.RunSerializer)
+    def update(self, request, pk=None):
+        CanPush().has_permission(request, self) or self.permission_denied(request)
+        run = self.get_object()
+        body = s.RunPushSerializer(data=request.data, context={"repush": True})
+        body.is_valid(raise_exception=True)
+        d = body.validated_data
+        run = services.repush_run(
+            run=run,
+            outcome=d["outcome"],
+            record=d["record"],
+            finished_at=d["finishedAt"],
+            commit=d["commit"],
+            merge_artifact=d["mergeArtifact"],
+            payload=body.payload(),
+        )
+        return Response(s.RunSerializer(run).data)
+
+    @extend_schema(request=s.ReviewSerializer, responses={201: s.ReviewSerializer})
+    @action(detail=True, methods=["post"], permission_classes=[CanReview])
+    def reviews(self, request, pk=None):
+        run = get_object_or_404(visible_runs(request.user), pk=pk)
+        body = s.ReviewSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        d = body.validated_data
+        review = services.review_run(
+            run=run,
+            reviewer=request.user,
+            aesthetic_rating=d["aesthetic_rating"],
+            writeup=d.get("writeup", ""),
+            verdict=d.get("verdict") or "",
+        )
+        return Response(s.ReviewSerializer(review).data, status=status.HTTP_201_CREATED)

@@ -1,0 +1,67 @@
+"""Canonical keys for case pins, combination cells and coverage cells.
+
+A coverage cell is a case pin crossed with a combination cell. Its key is stored on every job
+and run, so matching runs and jobs to a slot is one indexed equality lookup.
+"""
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True, slots=True)
+class CasePin:
+    case: str
+    version: str
+    variant: str
+    engine: str | None = None
+
+    @property
+    def key(self) -> str:
+        return f"{self.case}@{self.version}/{self.variant}/{self.engine or '-'}"
+
+
+@dataclass(frozen=True, slots=True)
+class CombinationCell:
+    harness: str
+    model: str
+    provider: str
+    configuration_id: int | None = None
+    bound_models: tuple[str, ...] = ()
+
+    @property
+    def key(self) -> str:
+        base = f"{self.harness}|{self.model}|{self.provider}"
+        if self.configuration_id is None:
+            return base
+        return f"gg:{self.configuration_id}|{base}|{','.join(self.bound_models)}"
+
+    def as_json(self) -> dict:
+        return {
+            "harness": self.harness,
+            "model": self.model,
+            "provider": self.provider,
+            "configuration": self.configuration_id,
+            "boundModels": list(self.bound_models),
+        }
+
+    @classmethod
+    def from_json(cls, data: dict) -> "CombinationCell":
+        return cls(
+            harness=data["harness"],
+            model=data["model"],
+            provider=data["provider"],
+            configuration_id=data.get("configuration"),
+            bound_models=tuple(data.get("boundModels") or ()),
+        )
+
+
+def cell_key(pin: CasePin, combination: CombinationCell) -> str:
+    return f"{pin.key}::{combination.key}"
+
+
+def harness_key(harness: str, model: str, provider: str) -> str:
+    return f"{harness}|{model}|{provider}"
+
+
+def gg_key(configuration_id: int, bindings: dict[str, str]) -> str:
+    bound = ",".join(f"{role}={bindings[role]}" for role in sorted(bindings))
+    return f"gg:{configuration_id}|{bound}"

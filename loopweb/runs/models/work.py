@@ -1,0 +1,216 @@
+from django.conf import settings
+from django.core.validators import MaxValueValidator, MinValueValidator
+from django.db import models
+from django.db.models import Q
+
+
+class JobStatus(models.TextChoices):
+    QUEUED = "queued"
+    PENDING = "pending"
+    DISPATCHED = "dispatched"
+    STARTING = "starting"
+    RUNNING = "running"
+    COMPLETED = "completed"
+    FAILED = "failed"
+    CANCELED = "canceled"
+
+
+IN_FLIGHT = (
+    JobStatus.QUEUED,
+    JobStatus.PENDING,
+    JobStatus.DISPATCHED,
+    JobStatus.STARTING,
+    JobStatus.RUNNING,
+)
+#: Jobs a driver has not yet handed to an execution host: a plain Stop cancels these.
+NOT_STARTED = (JobStatus.QUEUED, JobStatus.PENDING)
+#: Jobs under way on a host: only Stop and cancel running reaches these.
+UNDER_WAY = (JobStatus.DISPATCHED, JobStatus.STARTING, JobStatus.RUNNING)
+
+
+class Outcome(models.TextChoices):
+    COMPLETED = "completed"
+    CATASTROPHIC = "catastrophic"
+    TIMED_OUT = "timedOut"
+    HARNESS_ERROR = "harnessError"
+    LIMIT_EXCEEDED = "limitExceeded"
+    HUNG = "hung"
+    INFRASTRUCTURE = "infrastructure"
+    CANCELED = "canceled"
+
+
+MODEL_FAILURES = (
+    Outcome.CATASTROPHIC,
+    Outcome.TIMED_OUT,
+    Outcome.HARNESS_ERROR,
+    Outcome.LIMIT_EXCEEDED,
+    Outcome.HUNG,
+)
+RETRYABLE_OUTCOMES = (
+    Outcome.INFRASTRUCTURE,
+    Outcome.CATASTROPHIC,
+    Outcome.HARNESS_ERROR,
+    Outcome.HUNG,
+)
+NEVER_COUNTED = (Outcome.INFRASTRUCTURE, Outcome.CANCELED)
+
+
+class Rating(models.TextChoices):
+    FLAWLESS = "flawless"
+    GREAT = "great"
+    PASSABLE = "passable"
+    SCUFFED = "scuffed"
+    BROKEN = "broken"
+
+
+class CellFields(models.Model):
+    """The coverage cell a job or run belongs to: a case pin and a combination cell."""
+
+    case = models.CharField(max_length=100)
+    version = models.CharField(max_length=64)
+    variant = models.CharField(max_length=64)
+    engine = models.CharField(max_length=64, null=True, blank=True)
+    combination = models.ForeignKey(
+        "runs.Combination", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    cell = models.JSONField(default=dict)
+    cell_key = models.CharField(max_length=700)
+
+    class Meta:
+        abstract = True
+
+
+class Job(CellFields):
+    owner = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="jobs"
+    )
+    status = models.CharField(max_length=16, choices=JobStatus.choices, default=JobStatus.QUEUED)
+    origin = models.CharField(max_length=300, default="manual")
+    retry_count = models.PositiveSmallIntegerField(
+        default=1, validators=[MaxValueValidator(10)]
+    )
+    attempt = models.PositiveSmallIntegerField(default=1)
+    # Stamped on a failed attempt in the transaction that ends it: the attempt that retries it.
+    retry = models.OneToOneField(
+        "self", null=True, blank=True, on_delete=models.SET_NULL, related_name="retry_of"
+    )
+    failure = models.CharField(max_length=32, blank=True)
+    failure_detail = models.TextField(blank=True)
+    lease_holder = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="leased_jobs",
+    )
+    lease_expires_at = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["id"]
+        indexes = [
+            models.Index(
+                fields=["cell_key"], name="job_cell_in_flight", condition=Q(status__in=IN_FLIGHT)
+            ),
+            models.Index(fields=["cell_key", "status"], name="job_cell_status"),
+            models.Index(
+                fields=["origin"], name="job_origin_prefix", opclasses=["varchar_pattern_ops"]
+            ),
+            models.Index(fields=["id"], name="job_queued", condition=Q(status="queued")),
+            models.Index(
+                fields=["lease_expires_at"],
+                name="job_lease",
+                condition=Q(status__in=IN_FLIGHT[1:]),
+            ),
+            models.Index(fields=["owner", "-id"], name="job_owner"),
+        ]
+
+    def __str__(self) -> str:
+        return f"job {self.pk} {self.cell_key} ({self.status})"
+
+    @property
+    def in_flight(self) -> bool:
+        return self.status in IN_FLIGHT
+
+
+class Run(CellFields):
+    job = models.OneToOneField(
+        Job, null=True, blank=True, on_delete=models.SET_NULL, related_name="run"
+    )
+    owner = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="owned_runs",
+    )
+    pushed_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="pushed_runs",
+    )
+    outcome = models.CharField(max_length=16, choices=Outcome.choices)
+    record = models.JSONField(default=dict, blank=True)
+    build_loaded = models.BooleanField(null=True, blank=True)
+    validator_rating = models.CharField(
+        max_length=16, choices=Rating.choices, null=True, blank=True
+    )
+    # Whether the run counts for its cell: not infrastructure, not canceled, attempt not retried.
+    counted = models.BooleanField(default=False)
+    published = models.BooleanField(default=False)
+    finished_at = models.DateTimeField()
+    commit = models.CharField(max_length=200, blank=True)
+    merge_artifact = models.CharField(max_length=200, blank=True)
+    acceptance_rule = models.JSONField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["-finished_at", "-id"]
+        indexes = [
+            models.Index(
+                fields=["cell_key", "finished_at", "id"],
+                name="run_counted_in_cell",
+                condition=Q(counted=True),
+            ),
+            models.Index(fields=["cell_key"], name="run_cell"),
+            models.Index(fields=["commit"], name="run_commit", condition=~Q(commit="")),
+            models.Index(
+                fields=["merge_artifact"], name="run_merge", condition=~Q(merge_artifact="")
+            ),
+            models.Index(fields=["created_at"], name="run_created"),
+        ]
+
+    def __str__(self) -> str:
+        return f"run {self.pk} {self.cell_key} ({self.outcome})"
+
+
+class ReviewVerdict(models.TextChoices):
+    ACCEPT = "accept"
+    REJECT = "reject"
+
+
+class Review(models.Model):
+    run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="reviews")
+    reviewer = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="reviews"
+    )
+    aesthetic_rating = models.PositiveSmallIntegerField(
+        validators=[MinValueValidator(1), MaxValueValidator(5)]
+    )
+    writeup = models.TextField(blank=True)
+    verdict = models.CharField(max_length=8, choices=ReviewVerdict.choices, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["created_at", "id"]
+        constraints = [
+            models.UniqueConstraint(fields=["run", "reviewer"], name="one_review_per_reviewer"),
+        ]
+
+    def __str__(self) -> str:
+        return f"review of run {self.run_id} by {self.reviewer}"

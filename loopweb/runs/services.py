@@ -1,0 +1,398 @@
+"""Writes of the run substrate: hand launches, the driver protocol, pushes and retries.
+
+Every function is one transaction. Locks are taken scheduler first (through the
+``attempt_ending`` signal), then job, so a Stop sweeping a dispatch's jobs and a driver ending one
+of them never wait on each other in opposite orders.
+"""
+
+from collections.abc import Iterable, Mapping
+from datetime import datetime, timedelta
+from typing import Any
+
+from django.conf import settings
+from django.core.exceptions import ValidationError
+from django.db import transaction
+from django.utils import timezone
+
+from loopweb.runs import signals
+from loopweb.runs.cells import CasePin, CombinationCell, cell_key
+from loopweb.runs.errors import Conflict
+from loopweb.runs.models import (
+    IN_FLIGHT,
+    NEVER_COUNTED,
+    RETRYABLE_OUTCOMES,
+    CaseKind,
+    CaseVersion,
+    Combination,
+    Job,
+    JobStatus,
+    Outcome,
+    Review,
+    Run,
+)
+from loopweb.runs.resolve import CatalogView, Unresolvable, combination_cell, launch_problem
+from loopweb.runs.validators import build_loaded, rate
+
+STATUS_ORDER = {
+    JobStatus.PENDING: 0,
+    JobStatus.DISPATCHED: 1,
+    JobStatus.STARTING: 2,
+    JobStatus.RUNNING: 3,
+}
+
+
+def new_job(
+    *,
+    owner,
+    pin: CasePin,
+    combination: Combination,
+    cell: CombinationCell,
+    origin: str,
+    retry_count: int,
+) -> Job:
+    """An unsaved queued job of a cell; callers save it or bulk-create many."""
+    return Job(
+        owner=owner,
+        case=pin.case,
+        version=pin.version,
+        variant=pin.variant,
+        engine=pin.engine,
+        combination=combination,
+        cell=cell.as_json(),
+        cell_key=cell_key(pin, cell),
+        origin=origin,
+        retry_count=min(max(retry_count, 0), 10),
+    )
+
+
+def launch_by_hand(*, owner, pin: CasePin, combination: Combination, retry_count: int = 1) -> Job:
+    catalog = CatalogView.load([combination])
+    try:
+        cell = combination_cell(combination, catalog)
+    except Unresolvable as exc:
+        raise ValidationError({"combination": [str(exc)]}) from exc
+    problem = launch_problem(combination, catalog)
+    if problem:
+        raise ValidationError({"combination": [f"unlaunchable: {problem}"]})
+    with transaction.atomic():
+        job = new_job(
+            owner=owner,
+            pin=pin,
+            combination=combination,
+            cell=cell,
+            origin="manual",
+            retry_count=retry_count,
+        )
+        job.save()
+    return job
+
+
+def cancel_job(*, job: Job) -> Job:
+    with transaction.atomic():
+        signals.attempt_ending.send(sender=Job, origin=job.origin)
+        # Lock the job so a driver's concurrent report or push sees the cancel, not a stale row.
+        job = Job.objects.select_for_update().get(pk=job.pk)
+        if not job.in_flight:
+            raise Conflict(f"job {job.pk} is already {job.status}")
+        mark_canceled([job])
+    return job
+
+
+def mark_canceled(jobs: list[Job], *, now: datetime | None = None) -> int:
+    """Cancel in-flight jobs the caller has locked or filtered; announces them as ended."""
+    if not jobs:
+        return 0
+    now = now or timezone.now()
+    ids = [job.pk for job in jobs]
+    Job.objects.filter(pk__in=ids, status__in=IN_FLIGHT).update(
+        status=JobStatus.CANCELED,
+        finished_at=now,
+        updated_at=now,
+        lease_expires_at=None,
+    )
+    for job in jobs:
+        job.status = JobStatus.CANCELED
+        job.finished_at = now
+    signals.jobs_ended.send(sender=Job, jobs=jobs)
+    return len(ids)
+
+
+def claim_jobs(*, driver, limit: int) -> list[Job]:
+    """Lease up to ``limit`` queued jobs to the driver, oldest first."""
+    now = timezone.now()
+    expires = now + timedelta(seconds=settings.LOOPWEB_LEASE_SECONDS)
+    with transaction.atomic():
+        # SKIP LOCKED: concurrent drivers each take different jobs instead of queueing on one.
+        jobs = list(
+            Job.objects.filter(status=JobStatus.QUEUED)
+            .select_for_update(skip_locked=True, of=("self",))
+            .select_related("combination")
+            .order_by("id")[:limit]
+        )
+        if jobs:
+            Job.objects.filter(pk__in=[j.pk for j in jobs]).update(
+                status=JobStatus.PENDING,
+                lease_holder=driver,
+                lease_expires_at=expires,
+                updated_at=now,
+            )
+        for job in jobs:
+            job.status = JobStatus.PENDING
+            job.lease_holder = driver
+            job.lease_expires_at = expires
+    return jobs
+
+
+def _driver_job(job_id: int, driver) -> Job:
+    # Lock the job: a report, a push and a cancel of one job apply one after another.
+    job = Job.objects.select_for_update().filter(pk=job_id).first()
+    if job is None:
+        raise Job.DoesNotExist(job_id)
+    if job.lease_holder_id not in (None, driver.pk) and job.in_flight:
+        raise Conflict(f"job {job_id} is leased to another driver")
+    return job
+
+
+def report_status(*, job_id: int, driver, status: str) -> tuple[Job, bool]:
+    """Record a driver's status report and renew its lease. Returns (job, cancel)."""
+    with transaction.atomic():
+        job = _driver_job(job_id, driver)
+        if job.status == JobStatus.CANCELED:
+            return job, True
+        if not job.in_flight:
+            raise Conflict(f"job {job_id} is already {job.status}")
+        if job.status == JobStatus.QUEUED:
+            raise Conflict(f"job {job_id} has not been claimed")
+        if STATUS_ORDER[status] < STATUS_ORDER[job.status]:
+            raise Conflict(f"job {job_id} is already {job.status}; it cannot go back to {status}")
+        job.status = status
+        job.lease_expires_at = timezone.now() + timedelta(seconds=settings.LOOPWEB_LEASE_SECONDS)
+        job.save(update_fields=["status", "lease_expires_at", "updated_at"])
+    return job, False
+
+
+def fail_job(*, job_id: int, driver, failure: str, detail: str = "") -> Job:
+    """The driver ends the attempt with no run."""
+    with transaction.atomic():
+        origin = Job.objects.filter(pk=job_id).values_list("origin", flat=True).first()
+        if origin is None:
+            raise Job.DoesNotExist(job_id)
+        signals.attempt_ending.send(sender=Job, origin=origin)
+        job = _driver_job(job_id, driver)
+        if not job.in_flight:
+            raise Conflict(f"job {job_id} is already {job.status}")
+        end_attempt(job, outcome=failure, detail=detail)
+    return job
+
+
+def end_attempt(job: Job, *, outcome: str, run: Run | None = None, detail: str = "") -> Job | None:
+    """Make a locked, in-flight attempt terminal; enqueue its automatic retry first.
+
+    The retry is created and stamped on the attempt before the attempt becomes terminal, in the
+    same transaction, so a launch pass sees either the attempt in flight or its retry in flight.
+    Returns the retry, if any.
+    """
+    now = timezone.now()
+    retry = None
+    if outcome in RETRYABLE_OUTCOMES and job.attempt <= job.retry_count:
+        retry = Job.objects.create(
+            owner_id=job.owner_id,
+            case=job.case,
+            version=job.version,
+            variant=job.variant,
+            engine=job.engine,
+            combination_id=job.combination_id,
+            cell=job.cell,
+            cell_key=job.cell_key,
+            origin=job.origin,
+            retry_count=job.retry_count,
+            attempt=job.attempt + 1,
+        )
+        job.retry = retry
+    if outcome == Outcome.COMPLETED:
+        job.status = JobStatus.COMPLETED
+        job.failure = ""
+    else:
+        job.status = JobStatus.FAILED
+        job.failure = outcome
+    job.failure_detail = detail
+    job.finished_at = now
+    job.lease_expires_at = None
+    job.save()
+    if retry is not None:
+        signals.retry_enqueued.send(sender=Job, retry=retry, attempt=job)
+    else:
+        signals.jobs_ended.send(sender=Job, jobs=[job])
+    return retry
+
+
+def expire_leases(*, now: datetime | None = None) -> int:
+    """End every attempt whose lease ran out as ``infrastructure`` (retrying it if it may)."""
+    now = now or timezone.now()
+    expired = list(
+        Job.objects.filter(
+            status__in=IN_FLIGHT[1:], lease_expires_at__lt=now
+        ).values_list("pk", "origin")
+    )
+    ended = 0
+    for job_id, origin in expired:
+        with transaction.atomic():
+            signals.attempt_ending.send(sender=Job, origin=origin)
+            job = (
+                Job.objects.select_for_update(skip_locked=True)
+                .filter(pk=job_id, status__in=IN_FLIGHT[1:], lease_expires_at__lt=now)
+                .first()
+            )
+            if job is None:
+                continue
+            end_attempt(job, outcome=Outcome.INFRASTRUCTURE, detail="lease expired")
+            ended += 1
+    return ended
+
+
+def _rating_for(pin: CasePin, outcome: str, record: Mapping) -> str | None:
+    if outcome != Outcome.COMPLETED:
+        return None
+    version = (
+        CaseVersion.objects.select_related("case")
+        .filter(case__slug=pin.case, version=pin.version)
+        .first()
+    )
+    if version is None or version.case.kind != CaseKind.FUNCTIONAL or version.legacy:
+        return None
+    return rate(record, version.checklist)
+
+
+def push_run(
+    *,
+    pushed_by,
+    outcome: str,
+    record: Mapping,
+    finished_at: datetime,
+    job_id: int | None = None,
+    pin: CasePin | None = None,
+    combination: Combination | None = None,
+    commit: str = "",
+    merge_artifact: str = "",
+    payload: Mapping[str, Any] | None = None,
+) -> tuple[Run, bool]:
+    """Store a run pushed for a job, or for a cell launched outside Loopweb.
+
+    A second push for a job that already has its run rewrites that run (a driver retrying its
+    own call must not create a second run). Returns (run, created).
+    """
+    with transaction.atomic():
+        if job_id is not None:
+            origin = Job.objects.filter(pk=job_id).values_list("origin", flat=True).first()
+            if origin is None:
+                raise ValidationError({"job": [f"job {job_id} does not exist"]})
+            signals.attempt_ending.send(sender=Job, origin=origin)
+            job = Job.objects.select_for_update().get(pk=job_id)
+            existing = Run.objects.filter(job=job).first()
+            if existing is not None:
+                run = _rewrite(existing, outcome, record, finished_at, commit, merge_artifact)
+                signals.run_pushed.send(sender=Run, run=run, created=False, payload=payload or {})
+                return run, False
+            if job.status == JobStatus.QUEUED:
+                raise Conflict(f"job {job_id} has not been claimed by a driver")
+            if not job.in_flight and job.status != JobStatus.CANCELED:
+                raise Conflict(f"job {job_id} already ended {job.status} without this run")
+            run = Run(
+                job=job,
+                owner_id=job.owner_id,
+                case=job.case,
+                version=job.version,
+                variant=job.variant,
+                engine=job.engine,
+                combination_id=job.combination_id,
+                cell=job.cell,
+                cell_key=job.cell_key,
+            )
+        else:
+            catalog = CatalogView.load([combination])
+            try:
+                cell = combination_cell(combination, catalog)
+            except Unresolvable as exc:
+                raise ValidationError({"combination": [str(exc)]}) from exc
+            job = None
+            run = Run(
+                owner=pushed_by,
+                case=pin.case,
+                version=pin.version,
+                variant=pin.variant,
+                engine=pin.engine,
+                combination=combination,
+                cell=cell.as_json(),
+                cell_key=cell_key(pin, cell),
+            )
+        run.pushed_by = pushed_by
+        _fill(run, outcome, record, finished_at, commit, merge_artifact)
+        run.counted = outcome not in NEVER_COUNTED
+        run.save()
+        if job is not None and job.in_flight:
+            retry = end_attempt(job, outcome=outcome, run=run)
+            if retry is not None:
+                run.counted = False
+                run.save(update_fields=["counted"])
+        signals.run_pushed.send(sender=Run, run=run, created=True, payload=payload or {})
+    return run, True
+
+
+def repush_run(
+    *,
+    run: Run,
+    outcome: str,
+    record: Mapping,
+    finished_at: datetime,
+    commit: str = "",
+    merge_artifact: str = "",
+    payload: Mapping[str, Any] | None = None,
+) -> Run:
+    with transaction.atomic():
+        # Lock the run: two re-pushes of one run apply whole, one after the other.
+        run = Run.objects.select_for_update().get(pk=run.pk)
+        run = _rewrite(run, outcome, record, finished_at, commit, merge_artifact)
+        signals.run_pushed.send(sender=Run, run=run, created=False, payload=payload or {})
+    return run
+
+
+def _fill(run: Run, outcome, record, finished_at, commit, merge_artifact) -> None:
+    run.outcome = outcome
+    run.record = dict(record)
+    run.finished_at = finished_at
+    run.commit = commit or ""
+    run.merge_artifact = merge_artifact or ""
+    run.build_loaded = build_loaded(record)
+    pin = CasePin(run.case, run.version, run.variant, run.engine)
+    run.validator_rating = _rating_for(pin, outcome, record)
+
+
+def _rewrite(run: Run, outcome, record, finished_at, commit, merge_artifact) -> Run:
+    _fill(run, outcome, record, finished_at, commit, merge_artifact)
+    retried = run.job_id is not None and Job.objects.filter(
+        pk=run.job_id, retry__isnull=False
+    ).exists()
+    run.counted = outcome not in NEVER_COUNTED and not retried
+    run.save()
+    return run
+
+
+def review_run(
+    *, run: Run, reviewer, aesthetic_rating: int, writeup: str, verdict: str = ""
+) -> Review:
+    with transaction.atomic():
+        if Review.objects.filter(run=run, reviewer=reviewer).exists():
+            raise Conflict(f"you have already reviewed run {run.pk}")
+        review = Review.objects.create(
+            run=run,
+            reviewer=reviewer,
+            aesthetic_rating=aesthetic_rating,
+            writeup=writeup,
+            verdict=verdict or "",
+        )
+        signals.run_reviewed.send(sender=Review, review=review)
+    return review
+
+
+def cell_keys_of(jobs: Iterable[Job]) -> set[str]:
+    return {job.cell_key for job in jobs}

@@ -1,0 +1,22 @@
+"""What the run substrate announces. Every signal is sent inside the transaction that made the
+change, so a subscriber's writes (and the tasks it enqueues) commit or roll back with it.
+"""
+
+from django.dispatch import Signal
+
+#: Sent before a job's attempt is locked to end it, with ``origin``. A scheduler that owns the
+#: origin takes its own lock here, so locks are always taken scheduler first, then job.
+attempt_ending = Signal()
+
+#: Sent with ``retry`` (the new attempt) after an automatic retry is enqueued. A receiver may
+#: cancel it, for instance when the dispatch that launched the attempt has been stopped.
+retry_enqueued = Signal()
+
+#: Sent with ``jobs`` once jobs reached a terminal state without enqueuing a retry.
+jobs_ended = Signal()
+
+#: Sent with ``run``, ``created`` and ``payload`` (the push's extra keys) after a push or re-push.
+run_pushed = Signal()
+
+#: Sent with ``review`` after a review is recorded.
+run_reviewed = Signal()
