@@ -123,8 +123,10 @@ LOOPWEB_DEFAULT_RUNS_IN_FLIGHT = 20
 DATA_UPLOAD_MAX_MEMORY_SIZE = int(os.environ.get("LOOPWEB_MAX_BODY_BYTES", str(5 * 1024 * 1024)))
 
 AUTH_PASSWORD_VALIDATORS = [
-    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator",
-     "OPTIONS": {"min_length": 4}},
+    {
+        "NAME": "django.contrib.auth.password_validation.MinimumLengthValidator",
+        "OPTIONS": {"min_length": 4},
+    },
 ]
 LOGIN_URL = "console:login"
 LOGIN_REDIRECT_URL = "console:ladders"
@@ -158,6 +160,10 @@ SPECTACULAR_SETTINGS = {
     "VERSION": "0.1.0",
     "SERVE_INCLUDE_SCHEMA": False,
     "COMPONENT_SPLIT_REQUEST": True,
+    "POSTPROCESSING_HOOKS": [
+        "drf_spectacular.hooks.postprocess_schema_enums",
+        "loopweb.runs.api.schema.document_errors",
+    ],
 }
 
 SESSION_COOKIE_HTTPONLY = True
@@ -179,4 +185,7 @@ LOGGING = {
     "disable_existing_loggers": False,
     "handlers": {"console": {"class": "logging.StreamHandler"}},
     "root": {"handlers": ["console"], "level": os.environ.get("LOG_LEVEL", "WARNING")},
+    "loggers": {
+        "django.server": {"level": os.environ.get("LOG_LEVEL_REQUESTS", "INFO")},
+    },
 }

@@ -8,12 +8,11 @@ would run the work before commit, on data that may roll back, so there it waits 
 from functools import partial
 
 from django.db import transaction
-from django.tasks import default_task_backend
 from django_tasks_db import DatabaseBackend
 
 
 def enqueue(task, *args, **kwargs) -> None:
-    if isinstance(default_task_backend, DatabaseBackend):
+    if isinstance(task.get_backend(), DatabaseBackend):
         task.enqueue(*args, **kwargs)
     else:
         transaction.on_commit(partial(task.enqueue, *args, **kwargs))

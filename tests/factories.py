@@ -78,6 +78,7 @@ class CombinationFactory(factory.django.DjangoModelFactory):
     class Meta:
         model = Combination
         django_get_or_create = ["key"]
+        skip_postgeneration_save = True
 
     kind = "harness"
     harness = "aider"
@@ -111,6 +112,7 @@ def gg_combination(configuration: GGConfiguration, bindings: dict[str, str]) -> 
 class CoverageGroupFactory(factory.django.DjangoModelFactory):
     class Meta:
         model = CoverageGroup
+        skip_postgeneration_save = True
 
     name = factory.Sequence(lambda n: f"group-{n}")
     owner = factory.SubFactory(UserFactory)

@@ -1,3 +1,4 @@
+from django.tasks.base import TaskContext
 from django_tasks_db.models import DBTaskResult
 
 
@@ -12,7 +13,10 @@ def run_queued_tasks(limit: int = 10_000) -> int:
         task = result.task
         task_result = result.task_result
         try:
-            value = task.call(*task_result.args, **task_result.kwargs)
+            args = task_result.args
+            if task.takes_context:
+                args = [TaskContext(task_result=task_result), *args]
+            value = task.call(*args, **task_result.kwargs)
         except Exception as exc:
             result.set_failed(exc)
             raise

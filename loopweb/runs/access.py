@@ -32,9 +32,25 @@ def visible_runs(user) -> QuerySet[Run]:
     if user.is_staff or is_driver(user):
         return runs
     rule = Q(published=True) | Q(owner=user) | Q(job__owner=user)
-    for extra in _run_visibility:
-        rule |= extra(user)
+    if _run_visibility:
+        extra = Q()
+        for visibility in _run_visibility:
+            extra |= visibility(user)
+        # A subquery: rules that follow many-valued relations (a ladder's reviewers) must not
+        # repeat a run once per matching row.
+        rule |= Q(pk__in=Run.objects.filter(extra).values("pk"))
     return runs.filter(rule)
+
+
+def can_repush(user, run: Run) -> bool:
+    """Drivers and staff re-push any run; an owner re-pushes the runs they launched or pushed."""
+    if user.is_staff or is_driver(user):
+        return True
+    if role_of(user) != Role.OWNER:
+        return False
+    if run.owner_id == user.pk:
+        return True
+    return run.job_id is not None and Job.objects.filter(pk=run.job_id, owner=user).exists()
 
 
 def visible_jobs(user) -> QuerySet[Job]:

@@ -84,10 +84,55 @@ class CoverageGroupAdmin(admin.ModelAdmin):
     inlines = [GroupMemberInline]
 
 
+class OriginFilter(admin.SimpleListFilter):
+    """Who launched it: a ladder's dispatch, a coverage plan, or a hand launch."""
+
+    title = "origin"
+    parameter_name = "origin_kind"
+    field = "origin"
+
+    def lookups(self, request, model_admin):
+        return [("ladder", "Ladder dispatch"), ("plan", "Coverage plan"), ("manual", "By hand")]
+
+    def queryset(self, request, queryset):
+        value = self.value()
+        if value == "manual":
+            return queryset.filter(**{self.field: "manual"})
+        if value in ("ladder", "plan"):
+            return queryset.filter(**{f"{self.field}__startswith": f"{value}:"})
+        return queryset
+
+
+class RunOriginFilter(OriginFilter):
+    """A run's origin is its job's; a run pushed without a job was launched outside Loopweb."""
+
+    field = "job__origin"
+
+    def lookups(self, request, model_admin):
+        return [*super().lookups(request, model_admin), ("outside", "Outside Loopweb (no job)")]
+
+    def queryset(self, request, queryset):
+        if self.value() == "outside":
+            return queryset.filter(job__isnull=True)
+        return super().queryset(request, queryset)
+
+
 @admin.register(Job)
 class JobAdmin(admin.ModelAdmin):
-    list_display = ["id", "status", "origin", "cell_key", "attempt", "retry_count", "created_at"]
-    list_filter = ["status", "failure"]
+    list_display = [
+        "id",
+        "status",
+        "origin",
+        "cell_key",
+        "owner",
+        "attempt",
+        "retry_count",
+        "failure",
+        "created_at",
+        "finished_at",
+    ]
+    list_filter = ["status", OriginFilter, "failure", "attempt"]
+    list_select_related = ["owner"]
     search_fields = ["origin", "cell_key"]
     raw_id_fields = ["retry", "combination", "owner", "lease_holder"]
     date_hierarchy = "created_at"
@@ -110,8 +155,16 @@ class RunAdmin(admin.ModelAdmin):
         "published",
         "finished_at",
     ]
-    list_filter = ["outcome", "validator_rating", "counted", "published"]
-    search_fields = ["cell_key", "commit", "merge_artifact"]
+    list_filter = [
+        "outcome",
+        "validator_rating",
+        RunOriginFilter,
+        "counted",
+        "published",
+        "build_loaded",
+        "reviews__aesthetic_rating",
+    ]
+    search_fields = ["cell_key", "commit", "merge_artifact", "job__origin"]
     raw_id_fields = ["job", "combination", "owner", "pushed_by"]
     inlines = [ReviewInline]
 

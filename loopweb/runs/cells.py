@@ -6,6 +6,14 @@ and run, so matching runs and jobs to a slot is one indexed equality lookup.
 
 from dataclasses import dataclass
 
+#: Stored lengths (``cell_key`` columns and ``Combination.key``). A pin's parts are bounded by
+#: the API (a 100-character case slug; 64-character version, variant and engine), so a
+#: combination cell whose key fits ``MAX_COMBINATION_CELL_KEY`` makes a coverage cell that fits.
+MAX_CELL_KEY = 700
+MAX_COMBINATION_KEY = 500
+MAX_PIN_KEY = 100 + 1 + 64 + 1 + 64 + 1 + 64
+MAX_COMBINATION_CELL_KEY = MAX_CELL_KEY - MAX_PIN_KEY - len("::")
+
 
 @dataclass(frozen=True, slots=True)
 class CasePin:

@@ -3,7 +3,7 @@
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from loopweb.runs.cells import CombinationCell
+from loopweb.runs.cells import MAX_COMBINATION_CELL_KEY, CombinationCell
 from loopweb.runs.models import Combination, CombinationKind, GGConfiguration, ModelEntry
 
 
@@ -53,13 +53,18 @@ def combination_cell(combination: Combination, catalog: CatalogView) -> Combinat
     entry = catalog.entries.get(launch_model)
     if entry is None:
         raise Unresolvable(f"model {launch_model!r} is not in the catalog")
-    return CombinationCell(
+    cell = CombinationCell(
         harness="gg",
         model=launch_model,
         provider=entry.provider,
         configuration_id=configuration.id,
         bound_models=tuple(sorted(combination.bindings[role] for role in roles)),
     )
+    if len(cell.key) > MAX_COMBINATION_CELL_KEY:
+        raise Unresolvable(
+            f"its cell key would be longer than {MAX_COMBINATION_CELL_KEY} characters"
+        )
+    return cell
 
 
 def launch_problem(combination: Combination, catalog: CatalogView) -> str | None:

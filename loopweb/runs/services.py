@@ -11,10 +11,11 @@ from typing import Any
 
 from django.conf import settings
 from django.core.exceptions import ValidationError
-from django.db import transaction
+from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from loopweb.runs import signals
+from loopweb.runs.access import is_driver
 from loopweb.runs.cells import CasePin, CombinationCell, cell_key
 from loopweb.runs.errors import Conflict
 from loopweb.runs.models import (
@@ -126,7 +127,7 @@ def claim_jobs(*, driver, limit: int) -> list[Job]:
         jobs = list(
             Job.objects.filter(status=JobStatus.QUEUED)
             .select_for_update(skip_locked=True, of=("self",))
-            .select_related("combination")
+            .select_related("combination", "run", "retry_of")
             .order_by("id")[:limit]
         )
         if jobs:
@@ -148,9 +149,13 @@ def _driver_job(job_id: int, driver) -> Job:
     job = Job.objects.select_for_update().filter(pk=job_id).first()
     if job is None:
         raise Job.DoesNotExist(job_id)
-    if job.lease_holder_id not in (None, driver.pk) and job.in_flight:
-        raise Conflict(f"job {job_id} is leased to another driver")
+    _check_lease(job, driver)
     return job
+
+
+def _check_lease(job: Job, driver) -> None:
+    if job.in_flight and job.lease_holder_id not in (None, driver.pk):
+        raise Conflict(f"job {job.pk} is leased to another driver")
 
 
 def report_status(*, job_id: int, driver, status: str) -> tuple[Job, bool]:
@@ -173,6 +178,8 @@ def report_status(*, job_id: int, driver, status: str) -> tuple[Job, bool]:
 
 def fail_job(*, job_id: int, driver, failure: str, detail: str = "") -> Job:
     """The driver ends the attempt with no run."""
+    if failure not in Outcome.values or failure == Outcome.COMPLETED:
+        raise ValidationError({"failure": [f"{failure!r} is not a failure."]})
     with transaction.atomic():
         origin = Job.objects.filter(pk=job_id).values_list("origin", flat=True).first()
         if origin is None:
@@ -181,8 +188,15 @@ def fail_job(*, job_id: int, driver, failure: str, detail: str = "") -> Job:
         job = _driver_job(job_id, driver)
         if not job.in_flight:
             raise Conflict(f"job {job_id} is already {job.status}")
+        if job.status == JobStatus.QUEUED:
+            raise Conflict(f"job {job_id} has not been claimed by a driver")
         end_attempt(job, outcome=failure, detail=detail)
     return job
+
+
+def is_retried(job: Job, outcome: str) -> bool:
+    """Whether an in-flight attempt ending with ``outcome`` gets an automatic retry."""
+    return outcome in RETRYABLE_OUTCOMES and job.attempt <= job.retry_count
 
 
 def end_attempt(job: Job, *, outcome: str, run: Run | None = None, detail: str = "") -> Job | None:
@@ -194,7 +208,7 @@ def end_attempt(job: Job, *, outcome: str, run: Run | None = None, detail: str =
     """
     now = timezone.now()
     retry = None
-    if outcome in RETRYABLE_OUTCOMES and job.attempt <= job.retry_count:
+    if is_retried(job, outcome):
         retry = Job.objects.create(
             owner_id=job.owner_id,
             case=job.case,
@@ -230,9 +244,9 @@ def expire_leases(*, now: datetime | None = None) -> int:
     """End every attempt whose lease ran out as ``infrastructure`` (retrying it if it may)."""
     now = now or timezone.now()
     expired = list(
-        Job.objects.filter(
-            status__in=IN_FLIGHT[1:], lease_expires_at__lt=now
-        ).values_list("pk", "origin")
+        Job.objects.filter(status__in=IN_FLIGHT[1:], lease_expires_at__lt=now).values_list(
+            "pk", "origin"
+        )
     )
     ended = 0
     for job_id, origin in expired:
@@ -288,13 +302,18 @@ def push_run(
                 raise ValidationError({"job": [f"job {job_id} does not exist"]})
             signals.attempt_ending.send(sender=Job, origin=origin)
             job = Job.objects.select_for_update().get(pk=job_id)
-            existing = Run.objects.filter(job=job).first()
+            # A query of its own, after the lock: a run committed by a concurrent push of this job
+            # is visible to it, where a join in the locking query would read the older snapshot.
+            # Locked like a re-push locks it, so rewrites of one run apply whole, one at a time.
+            existing = Run.objects.select_for_update().filter(job=job).first()
             if existing is not None:
                 run = _rewrite(existing, outcome, record, finished_at, commit, merge_artifact)
                 signals.run_pushed.send(sender=Run, run=run, created=False, payload=payload or {})
                 return run, False
             if job.status == JobStatus.QUEUED:
                 raise Conflict(f"job {job_id} has not been claimed by a driver")
+            if is_driver(pushed_by):
+                _check_lease(job, pushed_by)
             if not job.in_flight and job.status != JobStatus.CANCELED:
                 raise Conflict(f"job {job_id} already ended {job.status} without this run")
             run = Run(
@@ -327,13 +346,12 @@ def push_run(
             )
         run.pushed_by = pushed_by
         _fill(run, outcome, record, finished_at, commit, merge_artifact)
-        run.counted = outcome not in NEVER_COUNTED
+        ends_attempt = job is not None and job.in_flight
+        retried = ends_attempt and is_retried(job, outcome)
+        run.counted = outcome not in NEVER_COUNTED and not retried
         run.save()
-        if job is not None and job.in_flight:
-            retry = end_attempt(job, outcome=outcome, run=run)
-            if retry is not None:
-                run.counted = False
-                run.save(update_fields=["counted"])
+        if ends_attempt:
+            end_attempt(job, outcome=outcome, run=run)
         signals.run_pushed.send(sender=Run, run=run, created=True, payload=payload or {})
     return run, True
 
@@ -369,9 +387,9 @@ def _fill(run: Run, outcome, record, finished_at, commit, merge_artifact) -> Non
 
 def _rewrite(run: Run, outcome, record, finished_at, commit, merge_artifact) -> Run:
     _fill(run, outcome, record, finished_at, commit, merge_artifact)
-    retried = run.job_id is not None and Job.objects.filter(
-        pk=run.job_id, retry__isnull=False
-    ).exists()
+    retried = (
+        run.job_id is not None and Job.objects.filter(pk=run.job_id, retry__isnull=False).exists()
+    )
     run.counted = outcome not in NEVER_COUNTED and not retried
     run.save()
     return run
@@ -381,15 +399,18 @@ def review_run(
     *, run: Run, reviewer, aesthetic_rating: int, writeup: str, verdict: str = ""
 ) -> Review:
     with transaction.atomic():
-        if Review.objects.filter(run=run, reviewer=reviewer).exists():
-            raise Conflict(f"you have already reviewed run {run.pk}")
-        review = Review.objects.create(
-            run=run,
-            reviewer=reviewer,
-            aesthetic_rating=aesthetic_rating,
-            writeup=writeup,
-            verdict=verdict or "",
-        )
+        try:
+            # The unique constraint, not a prior check, decides between two concurrent reviews.
+            with transaction.atomic():
+                review = Review.objects.create(
+                    run=run,
+                    reviewer=reviewer,
+                    aesthetic_rating=aesthetic_rating,
+                    writeup=writeup,
+                    verdict=verdict or "",
+                )
+        except IntegrityError:
+            raise Conflict(f"you have already reviewed run {run.pk}") from None
         signals.run_reviewed.send(sender=Review, review=review)
     return review
 

@@ -57,3 +57,40 @@ def finish(driver, job: Job, outcome="completed", record=None, finished_at=None)
 
 def at(minutes: int) -> dt.datetime:
     return timezone.now().replace(microsecond=0) + dt.timedelta(minutes=minutes)
+
+
+def outside_run(pushed_by, version, combination, outcome="completed", record=None, **kwargs):
+    """Push a run launched outside Loopweb, naming its cell instead of a job."""
+    run, _ = services.push_run(
+        pushed_by=pushed_by,
+        pin=pin_of(version, variant=kwargs.pop("variant", "default")),
+        combination=combination,
+        outcome=outcome,
+        record=PERFECT if record is None else record,
+        finished_at=kwargs.pop("finished_at", None) or timezone.now(),
+        **kwargs,
+    )
+    return run
+
+
+def push_body(job=None, outcome="completed", record=None, finished_at=None, **extra) -> dict:
+    """A POST /api/runs/ body."""
+    body = {
+        "outcome": outcome,
+        "record": PERFECT if record is None else record,
+        "finishedAt": (finished_at or timezone.now()).isoformat(),
+        **extra,
+    }
+    if job is not None:
+        body["job"] = job.pk
+    return body
+
+
+def assert_field_error(response, field: str, status: int = 400) -> dict:
+    """A 400 in the contract's shape whose errors name ``field``."""
+    assert response.status_code == status, (response.status_code, response.content)
+    body = response.json()
+    assert isinstance(body["detail"], str) and body["detail"]
+    assert field in body["errors"], body
+    assert all(isinstance(m, str) for m in body["errors"][field])
+    return body

@@ -1,7 +1,13 @@
-from django.db import transaction
+from django.db import IntegrityError, transaction
 from rest_framework import serializers
 
-from loopweb.runs.cells import CasePin
+from loopweb.runs.api.fields import storable_json
+from loopweb.runs.cells import (
+    MAX_COMBINATION_CELL_KEY,
+    MAX_COMBINATION_KEY,
+    CasePin,
+    CombinationCell,
+)
 from loopweb.runs.models import (
     Case,
     CaseVersion,
@@ -32,7 +38,9 @@ class CaseVersionSerializer(serializers.ModelSerializer):
         required=False,
         max_length=100,
     )
-    checklist = serializers.ListField(child=serializers.DictField(), required=False, max_length=500)
+    checklist = serializers.ListField(
+        child=serializers.DictField(), required=False, max_length=500, validators=[storable_json]
+    )
 
     class Meta:
         model = CaseVersion
@@ -107,9 +115,7 @@ class CombinationSerializer(serializers.ModelSerializer):
     configuration = serializers.IntegerField(
         source="configuration_id", required=False, allow_null=True
     )
-    bindings = serializers.DictField(
-        child=serializers.CharField(max_length=200), required=False
-    )
+    bindings = serializers.DictField(child=serializers.CharField(max_length=200), required=False)
     label = serializers.SerializerMethodField()
 
     class Meta:
@@ -149,6 +155,9 @@ class CombinationSerializer(serializers.ModelSerializer):
             for name in ("harness", "provider"):
                 if "|" in attrs[name]:
                     raise serializers.ValidationError({name: ["'|' is not allowed here."]})
+            if attrs["harness"].startswith("gg:"):
+                # Keys starting "gg:" are gg combinations' keys.
+                raise serializers.ValidationError({"harness": ["'gg:' may not start a harness."]})
             attrs["configuration_id"] = None
             attrs["bindings"] = {}
         else:
@@ -158,36 +167,80 @@ class CombinationSerializer(serializers.ModelSerializer):
                 raise serializers.ValidationError(
                     {"configuration": ["Name an existing gg configuration."]}
                 )
+            if not configuration.roles:
+                raise serializers.ValidationError(
+                    {"configuration": ["This gg configuration declares no roles."]}
+                )
             bindings = attrs.get("bindings") or {}
             if set(bindings) != set(configuration.roles):
                 raise serializers.ValidationError(
                     {"bindings": [f"Bind exactly one model to each role: {configuration.roles}."]}
                 )
-            attrs.update(harness="", model="", provider="")
+            attrs.update(harness="", model="", provider="", bindings=bindings)
+            self._check_cell_fits(configuration, bindings)
         candidate = Combination(**attrs)
         key = candidate.compute_key()
+        if len(key) > MAX_COMBINATION_KEY:
+            field = "bindings" if kind == CombinationKind.GG else "model"
+            raise serializers.ValidationError(
+                {field: [f"The combination's key would exceed {MAX_COMBINATION_KEY} characters."]}
+            )
         existing = Combination.objects.filter(key=key).first()
         if existing is not None:
-            raise serializers.ValidationError(
-                {"key": [f"A combination with key {key!r} already exists (id {existing.pk})."]}
-            )
+            raise serializers.ValidationError({"key": [self._exists_message(key, existing.pk)]})
         return attrs
+
+    @staticmethod
+    def _exists_message(key: str, pk: int) -> str:
+        return f"A combination with key {key!r} already exists (id {pk})."
+
+    @staticmethod
+    def _check_cell_fits(configuration: GGConfiguration, bindings: dict[str, str]) -> None:
+        # The launch model's provider comes from the catalog when the climber resolves; a model
+        # not in the catalog yet is assumed to get the longest provider the catalog allows.
+        launch_model = bindings[configuration.roles[0]]
+        provider = ModelEntry.objects.filter(name=launch_model).values_list("provider", flat=True)
+        cell = CombinationCell(
+            harness="gg",
+            model=launch_model,
+            provider=provider.first() or "x" * ModelEntry._meta.get_field("provider").max_length,
+            configuration_id=configuration.pk,
+            bound_models=tuple(sorted(bindings.values())),
+        )
+        if len(cell.key) > MAX_COMBINATION_CELL_KEY:
+            raise serializers.ValidationError(
+                {"bindings": ["The bound model names are too long together for a cell key."]}
+            )
+
+    def create(self, validated_data):
+        try:
+            # A savepoint: a concurrent create of the same key loses cleanly, as a 400.
+            with transaction.atomic():
+                return super().create(validated_data)
+        except IntegrityError:
+            key = Combination(**validated_data).compute_key()
+            existing = Combination.objects.filter(key=key).values_list("pk", flat=True).first()
+            raise serializers.ValidationError(
+                {"key": [self._exists_message(key, existing)]}
+            ) from None
+
+
+class MemberIdsField(serializers.ListField):
+    """A group's combination ids in member order (``memberships`` is ordered by position)."""
+
+    def get_attribute(self, group):
+        return [membership.combination_id for membership in group.memberships.all()]
 
 
 class GroupSerializer(serializers.ModelSerializer):
     kind = serializers.ChoiceField(choices=["combo"], default="combo")
-    members = serializers.ListField(
+    members = MemberIdsField(
         child=serializers.IntegerField(min_value=1), max_length=1000, default=list
     )
 
     class Meta:
         model = CoverageGroup
         fields = ["id", "name", "kind", "members"]
-
-    def to_representation(self, group):
-        data = super().to_representation(group)
-        data["members"] = [m.combination_id for m in group.memberships.all()]
-        return data
 
     def validate_members(self, value):
         if len(set(value)) != len(value):
@@ -239,38 +292,16 @@ class HandLaunchSerializer(PinSerializer):
     retryCount = serializers.IntegerField(min_value=0, required=False, default=1)
 
 
-class CombinationBriefSerializer(serializers.ModelSerializer):
-    configuration = serializers.IntegerField(source="configuration_id", allow_null=True)
-    label = serializers.SerializerMethodField()
-
-    class Meta:
-        model = Combination
-        fields = [
-            "id",
-            "kind",
-            "key",
-            "label",
-            "harness",
-            "model",
-            "provider",
-            "configuration",
-            "bindings",
-        ]
-
-    def get_label(self, combination) -> str:
-        return combination.label()
-
-
 class JobSerializer(serializers.ModelSerializer):
     retryCount = serializers.IntegerField(source="retry_count")
     cellKey = serializers.CharField(source="cell_key")
-    leaseExpiresAt = serializers.DateTimeField(source="lease_expires_at")
+    leaseExpiresAt = serializers.DateTimeField(source="lease_expires_at", allow_null=True)
     createdAt = serializers.DateTimeField(source="created_at")
-    finishedAt = serializers.DateTimeField(source="finished_at")
-    retries = serializers.IntegerField(source="retry_of_id", allow_null=True, read_only=True)
+    finishedAt = serializers.DateTimeField(source="finished_at", allow_null=True)
+    retries = serializers.SerializerMethodField()
     retriedBy = serializers.IntegerField(source="retry_id", allow_null=True)
     run = serializers.SerializerMethodField()
-    combination = CombinationBriefSerializer(allow_null=True)
+    combination = CombinationSerializer(allow_null=True, read_only=True)
 
     class Meta:
         model = Job
@@ -297,31 +328,27 @@ class JobSerializer(serializers.ModelSerializer):
         ]
 
     def get_run(self, job) -> int | None:
-        try:
-            return job.run.pk
-        except Run.DoesNotExist:
-            return None
+        # Reverse one-to-ones: select_related("run", "retry_of") makes these free.
+        run = getattr(job, "run", None)
+        return run.pk if run is not None else None
+
+    def get_retries(self, job) -> int | None:
+        """The attempt this job retries."""
+        retried = getattr(job, "retry_of", None)
+        return retried.pk if retried is not None else None
 
 
-class ClaimedJobSerializer(JobSerializer):
-    """A claimed job as a driver sees it: flat, with its cell and combination."""
-
-    class Meta(JobSerializer.Meta):
-        fields = [
-            "id",
-            "status",
-            "attempt",
-            "retryCount",
-            "origin",
-            "leaseExpiresAt",
-            "cellKey",
-            "case",
-            "version",
-            "variant",
-            "engine",
-            "combination",
-            "cell",
-        ]
+def job_context(jobs) -> dict:
+    """Serializer context naming the gg configurations of the jobs' combinations (one query)."""
+    ids = {
+        job.combination.configuration_id
+        for job in jobs
+        if job.combination is not None and job.combination.configuration_id is not None
+    }
+    names = (
+        dict(GGConfiguration.objects.filter(pk__in=ids).values_list("id", "name")) if ids else {}
+    )
+    return {"configuration_names": names}
 
 
 class ClaimSerializer(serializers.Serializer):
@@ -329,7 +356,8 @@ class ClaimSerializer(serializers.Serializer):
 
 
 class StatusSerializer(serializers.Serializer):
-    status = serializers.ChoiceField(choices=["dispatched", "starting", "running"])
+    # "pending" is accepted too: a driver waiting for capacity heartbeats by repeating it.
+    status = serializers.ChoiceField(choices=["pending", "dispatched", "starting", "running"])
 
 
 class FailSerializer(serializers.Serializer):
@@ -349,14 +377,16 @@ class RunPushSerializer(serializers.Serializer):
         queryset=Combination.objects.all(), required=False
     )
     outcome = serializers.ChoiceField(choices=Outcome.values)
-    record = serializers.DictField(default=dict)
+    record = serializers.DictField(default=dict, validators=[storable_json])
     finishedAt = serializers.DateTimeField()
     commit = serializers.CharField(max_length=200, required=False, allow_blank=True, default="")
     mergeArtifact = serializers.CharField(
         max_length=200, required=False, allow_blank=True, default=""
     )
-    signals = serializers.JSONField(required=False)
-    acceptance_rule = serializers.JSONField(required=False, allow_null=True)
+    signals = serializers.JSONField(required=False, validators=[storable_json])
+    acceptance_rule = serializers.JSONField(
+        required=False, allow_null=True, validators=[storable_json]
+    )
 
     def validate(self, attrs):
         if attrs.get("job") is None and not self.context.get("repush"):
@@ -370,13 +400,12 @@ class RunPushSerializer(serializers.Serializer):
         return attrs
 
     def payload(self) -> dict:
-        return {k: self.validated_data[k] for k in ("signals", "acceptance_rule") if k in self.validated_data}
+        data = self.validated_data
+        return {k: data[k] for k in ("signals", "acceptance_rule") if k in data}
 
 
 class ReviewSerializer(serializers.ModelSerializer):
-    aestheticRating = serializers.IntegerField(
-        source="aesthetic_rating", min_value=1, max_value=5
-    )
+    aestheticRating = serializers.IntegerField(source="aesthetic_rating", min_value=1, max_value=5)
     verdict = serializers.ChoiceField(
         choices=ReviewVerdict.values, required=False, allow_null=True, allow_blank=True
     )

@@ -17,7 +17,9 @@ urlpatterns = [
     path("driver/claim", views.driver_claim, name="driver-claim"),
     path("driver/jobs/<int:job_id>/status", views.driver_status, name="driver-status"),
     path("driver/jobs/<int:job_id>/fail", views.driver_fail, name="driver-fail"),
-    path("runs/<int:pk>/reviews", views.RunViewSet.as_view({"post": "reviews"}), name="run-reviews"),
-    path("jobs/<int:pk>/cancel", views.JobViewSet.as_view({"post": "cancel"}), name="job-cancel-bare"),
+    path(
+        "runs/<int:pk>/reviews", views.RunViewSet.as_view({"post": "reviews"}), name="run-reviews"
+    ),
+    path("jobs/<int:pk>/cancel", views.JobViewSet.as_view({"post": "cancel"}), name="job-cancel"),
     *router.urls,
 ]

@@ -3,13 +3,13 @@ from django.db.models import Count
 from drf_spectacular.utils import extend_schema, inline_serializer
 from rest_framework import mixins, serializers, status, viewsets
 from rest_framework.decorators import action, api_view, permission_classes
-from rest_framework.exceptions import AuthenticationFailed, NotFound
+from rest_framework.exceptions import AuthenticationFailed, NotFound, PermissionDenied
 from rest_framework.generics import get_object_or_404
 from rest_framework.permissions import AllowAny
 from rest_framework.response import Response
 
 from loopweb.runs import services
-from loopweb.runs.access import is_driver, visible_jobs, visible_runs
+from loopweb.runs.access import can_repush, is_driver, visible_jobs, visible_runs
 from loopweb.runs.api import serializers as s
 from loopweb.runs.api.filters import JobFilter, RunFilter
 from loopweb.runs.api.permissions import CanPush, CanReview, CatalogWrite, IsDriver, IsOwner
@@ -23,6 +23,7 @@ from loopweb.runs.models import (
     GGConfiguration,
     Job,
     ModelEntry,
+    Run,
 )
 
 
@@ -63,7 +64,12 @@ class CaseViewSet(
             return Case.objects.prefetch_related("versions")
         return Case.objects.all()
 
-    @extend_schema(request=s.CaseVersionSerializer, responses=s.CaseVersionSerializer(many=True))
+    @extend_schema(methods=["GET"], responses=s.CaseVersionSerializer(many=True))
+    @extend_schema(
+        methods=["POST"],
+        request=s.CaseVersionSerializer,
+        responses={201: s.CaseVersionSerializer},
+    )
     @action(detail=True, methods=["get", "post"], serializer_class=s.CaseVersionSerializer)
     def versions(self, request, slug=None):
         case = self.get_object()
@@ -117,9 +123,9 @@ class GroupViewSet(viewsets.ModelViewSet):
     http_method_names = ["get", "post", "put", "delete", "head", "options"]
 
     def get_queryset(self):
-        return CoverageGroup.objects.filter(owner=self.request.user).prefetch_related(
-            "memberships"
-        )
+        if getattr(self, "swagger_fake_view", False):
+            return CoverageGroup.objects.none()
+        return CoverageGroup.objects.filter(owner=self.request.user).prefetch_related("memberships")
 
 
 class JobViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.GenericViewSet):
@@ -127,7 +133,15 @@ class JobViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.Gene
     filterset_class = JobFilter
 
     def get_queryset(self):
-        return visible_jobs(self.request.user).select_related("combination", "run")
+        if getattr(self, "swagger_fake_view", False):
+            return Job.objects.none()
+        return visible_jobs(self.request.user).select_related("combination", "run", "retry_of")
+
+    def get_serializer(self, *args, **kwargs):
+        if args and "context" not in kwargs:
+            jobs = [args[0]] if isinstance(args[0], Job) else list(args[0])
+            kwargs["context"] = {**self.get_serializer_context(), **s.job_context(jobs)}
+        return super().get_serializer(*args, **kwargs)
 
     @extend_schema(request=s.HandLaunchSerializer, responses={201: s.JobSerializer})
     def create(self, request):
@@ -140,23 +154,23 @@ class JobViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.Gene
             combination=body.validated_data["combination"],
             retry_count=body.validated_data["retryCount"],
         )
-        return Response(s.JobSerializer(job).data, status=status.HTTP_201_CREATED)
+        return Response(self.get_serializer(job).data, status=status.HTTP_201_CREATED)
 
+    # Routed in urls.py as POST jobs/{id}/cancel (no trailing slash, as the contract spells it).
     @extend_schema(request=None, responses=s.JobSerializer)
-    @action(detail=True, methods=["post"])
     def cancel(self, request, pk=None):
         job = services.cancel_job(job=self.get_object())
-        return Response(s.JobSerializer(job).data)
+        return Response(self.get_serializer(job).data)
 
 
-@extend_schema(request=s.ClaimSerializer, responses=s.ClaimedJobSerializer(many=True))
+@extend_schema(request=s.ClaimSerializer, responses=s.JobSerializer(many=True))
 @api_view(["POST"])
 @permission_classes([IsDriver])
 def driver_claim(request):
     body = s.ClaimSerializer(data=request.data)
     body.is_valid(raise_exception=True)
     jobs = services.claim_jobs(driver=request.user, limit=body.validated_data["max"])
-    return Response(s.ClaimedJobSerializer(jobs, many=True).data)
+    return Response(s.JobSerializer(jobs, many=True, context=s.job_context(jobs)).data)
 
 
 @extend_schema(
@@ -202,9 +216,24 @@ class RunViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.Gene
     filterset_class = RunFilter
 
     def get_queryset(self):
-        return visible_runs(self.request.user).annotate(review_count=Count("reviews"))
+        if getattr(self, "swagger_fake_view", False):
+            return Run.objects.none()
+        # Explicit order: Meta.ordering does not apply to a GROUP BY query.
+        return (
+            visible_runs(self.request.user)
+            .annotate(review_count=Count("reviews"))
+            .order_by("-finished_at", "-id")
+        )
 
-    @extend_schema(request=s.RunPushSerializer, responses={201: s.RunSerializer})
+    def get_permissions(self):
+        if self.action == "reviews":
+            return [CanReview()]
+        return super().get_permissions()
+
+    # 200: a second push for a job that already has its run re-pushes it.
+    @extend_schema(
+        request=s.RunPushSerializer, responses={201: s.RunSerializer, 200: s.RunSerializer}
+    )
     def create(self, request):
         CanPush().has_permission(request, self) or self.permission_denied(request)
         body = s.RunPushSerializer(data=request.data)
@@ -237,6 +266,8 @@ class RunViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.Gene
     def update(self, request, pk=None):
         CanPush().has_permission(request, self) or self.permission_denied(request)
         run = self.get_object()
+        if not can_repush(request.user, run):
+            raise PermissionDenied("Only a driver, staff or the run's owner may re-push it.")
         body = s.RunPushSerializer(data=request.data, context={"repush": True})
         body.is_valid(raise_exception=True)
         d = body.validated_data
@@ -251,8 +282,8 @@ class RunViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.Gene
         )
         return Response(s.RunSerializer(run).data)
 
+    # Routed in urls.py as POST runs/{id}/reviews (no trailing slash, as the contract spells it).
     @extend_schema(request=s.ReviewSerializer, responses={201: s.ReviewSerializer})
-    @action(detail=True, methods=["post"], permission_classes=[CanReview])
     def reviews(self, request, pk=None):
         run = get_object_or_404(visible_runs(request.user), pk=pk)
         body = s.ReviewSerializer(data=request.data)

@@ -11,18 +11,18 @@ from .catalog import (
     ModelEntry,
 )
 from .work import (
-    NEVER_COUNTED,
-    NOT_STARTED,
-    UNDER_WAY,
-    ReviewVerdict,
     IN_FLIGHT,
     MODEL_FAILURES,
+    NEVER_COUNTED,
+    NOT_STARTED,
     RETRYABLE_OUTCOMES,
+    UNDER_WAY,
     Job,
     JobStatus,
     Outcome,
     Rating,
     Review,
+    ReviewVerdict,
     Run,
 )
 

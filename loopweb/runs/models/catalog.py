@@ -149,3 +149,6 @@ class GroupMember(models.Model):
         constraints = [
             models.UniqueConstraint(fields=["group", "position"], name="unique_group_position"),
         ]
+
+    def __str__(self) -> str:
+        return f"{self.group} #{self.position}: {self.combination_id}"

@@ -86,9 +86,7 @@ class Job(CellFields):
     )
     status = models.CharField(max_length=16, choices=JobStatus.choices, default=JobStatus.QUEUED)
     origin = models.CharField(max_length=300, default="manual")
-    retry_count = models.PositiveSmallIntegerField(
-        default=1, validators=[MaxValueValidator(10)]
-    )
+    retry_count = models.PositiveSmallIntegerField(default=1, validators=[MaxValueValidator(10)])
     attempt = models.PositiveSmallIntegerField(default=1)
     # Stamped on a failed attempt in the transaction that ends it: the attempt that retries it.
     retry = models.OneToOneField(

@@ -1,0 +1,45 @@
+import signal
+import threading
+
+from django.contrib.auth import get_user_model
+from django.core.management.base import BaseCommand, CommandError
+
+from loopweb.driver.simulate import run_fleet
+from loopweb.runs.models import ApiToken, Role
+
+
+class Command(BaseCommand):
+    help = "Run a fleet of simulated drivers against a Loopweb server over HTTP."
+
+    def add_arguments(self, parser):
+        parser.add_argument("--simulate", action="store_true", help="run simulated harnesses")
+        parser.add_argument("--url", default="http://127.0.0.1:8000")
+        parser.add_argument("--token", help="a driver token (default: a driver account 'fleet')")
+        parser.add_argument("--concurrency", type=int, default=4)
+        parser.add_argument("--seed", type=int, default=0)
+        parser.add_argument("--speed", type=float, default=1.0, help="time speed-up factor")
+
+    def handle(self, simulate, url, token, concurrency, seed, speed, **options):
+        if not simulate:
+            raise CommandError(
+                "Only --simulate is built in; a real harness uses loopweb.driver "
+                "(see docs/drivers.md)."
+            )
+        if concurrency < 1 or speed <= 0:
+            raise CommandError("--concurrency must be at least 1 and --speed positive.")
+        if not token:
+            user, _ = get_user_model().objects.get_or_create(username="fleet")
+            user.account.role = Role.DRIVER
+            user.account.save()
+            _, token = ApiToken.objects.issue(user, name="simulated fleet")
+        stop = threading.Event()
+        signal.signal(signal.SIGTERM, lambda *_: stop.set())
+        threads = run_fleet(url, token, concurrency=concurrency, seed=seed, speed=speed, stop=stop)
+        self.stdout.write(f"{concurrency} simulated driver(s) serving {url} (seed {seed})")
+        try:
+            while not stop.wait(0.5):
+                pass
+        except KeyboardInterrupt:
+            stop.set()
+        for thread in threads:
+            thread.join(timeout=10)

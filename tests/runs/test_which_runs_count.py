@@ -1,0 +1,120 @@
+"""SPEC §3, "Which runs count": a slot's runs are the first counted runs of its cell to finish."""
+
+import pytest
+
+from loopweb.runs import services
+from loopweb.runs.selectors import counted_runs
+from tests.factories import CombinationFactory, UserFactory
+from tests.runs.helpers import PERFECT, at, finish, hand_job, outside_run
+
+pytestmark = pytest.mark.django_db
+
+
+def test_runs_are_taken_in_the_order_they_finished(owner, version, combination):
+    late = outside_run(owner, version, combination, finished_at=at(30))
+    early = outside_run(owner, version, combination, finished_at=at(10))
+    middle = outside_run(owner, version, combination, finished_at=at(20))
+
+    assert counted_runs(early.cell_key, 3) == [early, middle, late]
+
+
+def test_runs_that_finished_at_the_same_moment_are_taken_by_id(owner, version, combination):
+    runs = [outside_run(owner, version, combination, finished_at=at(5)) for _ in range(3)]
+
+    assert counted_runs(runs[0].cell_key, 3) == sorted(runs, key=lambda r: r.pk)
+
+
+def test_a_slot_takes_only_the_first_target_runs(owner, version, combination):
+    runs = [outside_run(owner, version, combination, finished_at=at(m)) for m in (4, 3, 2, 1)]
+
+    assert counted_runs(runs[0].cell_key, 2) == [runs[3], runs[2]]
+    assert counted_runs(runs[0].cell_key, 1) == [runs[3]]
+    assert counted_runs(runs[0].cell_key, 0) == []
+    assert len(counted_runs(runs[0].cell_key, 10)) == 4
+
+
+@pytest.mark.parametrize("outcome", ["infrastructure", "canceled"])
+def test_infrastructure_and_canceled_runs_never_count(owner, version, combination, outcome):
+    excluded = outside_run(owner, version, combination, outcome=outcome, finished_at=at(1))
+    counted = outside_run(owner, version, combination, finished_at=at(2))
+
+    assert excluded.counted is False
+    assert counted_runs(counted.cell_key, 5) == [counted]
+
+
+@pytest.mark.parametrize("outcome", ["catastrophic", "timedOut", "harnessError", "limitExceeded"])
+def test_model_failures_count(owner, version, combination, outcome):
+    run = outside_run(owner, version, combination, outcome=outcome)
+
+    assert counted_runs(run.cell_key, 5) == [run]
+
+
+def test_a_retried_attempts_run_does_not_count_even_when_it_finished_first(
+    owner, driver, version, combination
+):
+    job = hand_job(owner, version, combination, retry_count=1)
+    retried = finish(driver, job, outcome="hung", finished_at=at(1))
+    job.refresh_from_db()
+    retry = finish(driver, job.retry, outcome="completed", finished_at=at(2))
+
+    assert retried.counted is False
+    assert counted_runs(job.cell_key, 5) == [retry]
+
+
+def test_runs_count_for_their_cell_whoever_launched_them(owner, outsider, driver, version):
+    combination = CombinationFactory()
+    mine = finish(driver, hand_job(owner, version, combination), finished_at=at(1))
+    theirs = finish(driver, hand_job(outsider, version, combination), finished_at=at(2))
+    outside = outside_run(UserFactory(), version, combination, finished_at=at(3))
+
+    assert counted_runs(mine.cell_key, 5) == [mine, theirs, outside]
+
+
+def test_runs_of_another_variant_engine_or_combination_are_another_cell(
+    owner, version, combination
+):
+    version.variants = ["default", "hard"]
+    version.save()
+    run = outside_run(owner, version, combination, finished_at=at(1))
+    outside_run(owner, version, combination, variant="hard")
+    outside_run(owner, version, CombinationFactory())
+
+    assert counted_runs(run.cell_key, 5) == [run]
+
+
+def test_a_re_push_that_changes_the_outcome_changes_whether_the_run_counts(
+    owner, driver, version, combination
+):
+    run = finish(driver, hand_job(owner, version, combination))
+
+    services.repush_run(
+        run=run, outcome="infrastructure", record=PERFECT, finished_at=run.finished_at
+    )
+    assert counted_runs(run.cell_key, 5) == []
+
+    services.repush_run(run=run, outcome="timedOut", record=PERFECT, finished_at=run.finished_at)
+    assert counted_runs(run.cell_key, 5) == [run]
+
+
+def test_a_re_push_of_a_retried_attempts_run_does_not_make_it_count(
+    owner, driver, version, combination
+):
+    job = hand_job(owner, version, combination, retry_count=1)
+    run = finish(driver, job, outcome="catastrophic")
+
+    run = services.repush_run(
+        run=run, outcome="completed", record=PERFECT, finished_at=run.finished_at
+    )
+
+    assert run.counted is False
+    assert counted_runs(run.cell_key, 5) == []
+
+
+def test_a_slot_reads_its_runs_in_one_query(owner, version, combination, django_assert_num_queries):
+    run = outside_run(owner, version, combination)
+    for _ in range(5):
+        outside_run(owner, version, combination)
+
+    # SELECT … FROM runs_run WHERE cell_key = %s AND counted ORDER BY finished_at, id LIMIT 3
+    with django_assert_num_queries(1):
+        assert len(counted_runs(run.cell_key, 3)) == 3
