@@ -4,3 +4,10 @@ from django.apps import AppConfig
 class SignalsAppConfig(AppConfig):
     name = "signals_app"
     verbose_name = "Signals and acceptance"
+
+    def ready(self):
+        from loopweb.runs import signals
+        from signals_app import receivers
+
+        signals.run_pushed.connect(receivers.on_run_pushed, dispatch_uid="signals_app.push")
+        signals.run_reviewed.connect(receivers.on_run_reviewed, dispatch_uid="signals_app.review")

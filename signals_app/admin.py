@@ -1,0 +1,88 @@
+from django import forms
+from django.contrib import admin
+from django.core.exceptions import ValidationError
+from django.urls import reverse
+from django.utils.html import format_html
+
+from signals_app import rules, services
+from signals_app.models import AcceptanceRule, Signal
+
+
+@admin.register(Signal)
+class SignalAdmin(admin.ModelAdmin):
+    """Signals are append-only: the admin reads them. (Deleting a run still deletes its signals,
+    which is why the delete permission is left as Django decides.)"""
+
+    list_display = [
+        "signal_id",
+        "run_page",
+        "kind",
+        "name",
+        "value",
+        "tier",
+        "observed_at",
+        "source",
+    ]
+    list_filter = ["kind", "tier", "source"]
+    search_fields = ["=run__id", "name", "signal_id"]
+    list_select_related = ["run"]
+    date_hierarchy = "observed_at"
+    actions = None
+
+    def get_readonly_fields(self, request, obj=None):
+        return [field.name for field in Signal._meta.fields]
+
+    def has_add_permission(self, request):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+    @admin.display(description="run (outcome)", ordering="run")
+    def run_page(self, signal):
+        url = reverse("signals_console:run-detail", args=[signal.run_id])
+        return format_html('<a href="{}">run {}</a>', url, signal.run_id)
+
+
+class AcceptanceRuleForm(forms.ModelForm):
+    """Checked by the same rules as the API (E195 included) before it is saved."""
+
+    class Meta:
+        model = AcceptanceRule
+        fields = [
+            "user",
+            "name",
+            "description",
+            "requires",
+            "score",
+            "excludes_events",
+            "window_days",
+            "ext",
+        ]
+
+    def clean(self):
+        cleaned = super().clean()
+        raw = {key: cleaned.get(key) for key in rules.RULE_FIELDS}
+        try:
+            self.rule = rules.parse_rule(raw)
+        except ValidationError as exc:
+            for path, errors in exc.error_dict.items():
+                field = path.split(".")[0]
+                self.add_error(field if field in self.fields else None, errors)
+        return cleaned
+
+
+@admin.register(AcceptanceRule)
+class AcceptanceRuleAdmin(admin.ModelAdmin):
+    form = AcceptanceRuleForm
+    list_display = ["user", "name", "description", "requires", "score", "window_days", "updated_at"]
+    list_filter = ["window_days", "updated_at"]
+    search_fields = ["user__username", "name", "description"]
+    raw_id_fields = ["user"]
+
+    def get_readonly_fields(self, request, obj=None):
+        return ["user"] if obj is not None else []
+
+    def save_model(self, request, obj, form, change):
+        saved = services.set_acceptance_rule(user=obj.user, body=form.rule)
+        obj.pk = saved.pk

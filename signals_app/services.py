@@ -1,0 +1,295 @@
+"""Writes of signals and acceptance rules. Each public function is one transaction.
+
+Signals are append-only. Appending to a run holds a lock on the run's row, so the two checks
+that read what is already there (a signal id is unique in its run; a name keeps the kind of its
+first signal) cannot be raced by a concurrent append. Several runs are locked in id order.
+"""
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from django.db import transaction
+from django.db.models import Q, QuerySet
+from django.utils import timezone
+
+from loopweb.runs.access import is_driver
+from loopweb.runs.models import Review, Run
+from signals_app import rules
+from signals_app.models import AcceptanceRule, Signal, Source
+from signals_app.rules import E195, Errors, SignalData
+
+
+@dataclass(frozen=True)
+class Appended:
+    """The signals a request named, as stored, and how many of them are new."""
+
+    signals: list[Signal]
+    created: int
+
+
+def _lock_runs(run_ids: Iterable[int]) -> list[Run]:
+    # Lock the runs: two appends to one run could otherwise both pass the id and kind checks.
+    return list(
+        Run.objects.filter(pk__in=list(run_ids)).order_by("pk").select_for_update(no_key=True)
+    )
+
+
+def _kinds_on(run: Run, names: Iterable[str]) -> dict[str, str]:
+    """The kind of each of ``names`` already on the run (one kind per name, by the E195 rule)."""
+    return dict(
+        Signal.objects.filter(run=run, name__in=set(names))
+        .order_by()
+        .values_list("name", "kind")
+        .distinct()
+    )
+
+
+def _append(
+    run: Run,
+    entries: Sequence[tuple[str, SignalData]],
+    errors: Errors,
+    *,
+    source: str,
+    recorded_by=None,
+    kind_field: str = "kind",
+    id_field: str = "id",
+    run_label: str = "this run",
+) -> tuple[list[Signal], list[Signal]]:
+    """Check entries against a locked run; return (every named signal, the new unsaved ones).
+
+    A signal whose id is already on the run with the same content is the same signal sent again
+    and is not added twice; the same id with other content is refused.
+    """
+    existing = {
+        s.signal_id: s
+        for s in Signal.objects.filter(run=run, signal_id__in={d.id for _, d in entries})
+    }
+    kinds = _kinds_on(run, {d.name for _, d in entries})
+    named: list[Signal] = []
+    new: list[tuple[str, SignalData]] = []
+    fresh: dict[str, Signal] = {}
+    for path, data in entries:
+        stored = existing.get(data.id) or fresh.get(data.id)
+        if stored is not None:
+            if stored.as_data().same_as(data):
+                named.append(stored)
+            else:
+                errors.add(
+                    rules.join(path, id_field),
+                    f"A different signal with id {data.id!r} is already on {run_label}.",
+                    "unique",
+                )
+            continue
+        signal = Signal.from_data(data, run=run, source=source, recorded_by=recorded_by)
+        fresh[data.id] = signal
+        named.append(signal)
+        new.append((path, data))
+    rules.check_name_kinds(new, kinds, errors, field=kind_field, run_label=run_label)
+    return named, list(fresh.values())
+
+
+def add_signals(*, run: Run, body: Any, recorded_by) -> Appended:
+    """Append a signal or a list of signals to a run: all of them or none."""
+    entries = rules.parse_signal_body(body)
+    with transaction.atomic(durable=True):
+        (run,) = _lock_runs([run.pk])
+        errors = Errors()
+        named, new = _append(run, entries, errors, source=Source.API, recorded_by=recorded_by)
+        errors.raise_if_any()
+        Signal.objects.bulk_create(new)
+    return Appended(signals=named, created=len(new))
+
+
+@dataclass(frozen=True)
+class Matched:
+    run_ids: list[int]
+    created: int
+
+
+def writable_runs(user) -> QuerySet[Run]:
+    """Runs the user may add signals to: their own (pushed by them or launched for them), or
+    any run for drivers and staff."""
+    if user.is_staff or is_driver(user):
+        return Run.objects.all()
+    return Run.objects.filter(Q(owner=user) | Q(job__owner=user))
+
+
+def add_late_event(*, user, body: Any) -> Matched:
+    """Append an event to every run the caller may add signals to whose commit or merge artifact
+    matches.
+
+    Whatever the runs' dates (the window only matters when reading). All runs or none: a run
+    where the name already has another kind refuses the whole request (E195).
+    """
+    commit, raw = rules.parse_late_event(body)
+    errors = Errors()
+    data = rules.parse_signal(raw, "", errors)
+    errors.raise_if_any()
+    with transaction.atomic(durable=True):
+        ids = (
+            writable_runs(user)
+            .filter(Q(commit=commit) | Q(merge_artifact=commit))
+            .order_by()
+            .values_list("pk", flat=True)
+            .distinct()
+        )
+        runs = _lock_runs(ids)
+        new: list[Signal] = []
+        for run in runs:
+            _, fresh = _append(
+                run,
+                [("", data)],
+                errors,
+                source=Source.EVENT,
+                recorded_by=user,
+                kind_field="name",
+                run_label=f"run {run.pk}",
+            )
+            new.extend(fresh)
+        errors.raise_if_any()
+        Signal.objects.bulk_create(new)
+    return Matched(run_ids=[run.pk for run in runs], created=len(new))
+
+
+def set_acceptance_rule(*, user, body: Any) -> AcceptanceRule:
+    """Replace the user's acceptance rule. Runs already recorded keep the rule they stored."""
+    rule = rules.parse_rule(body)
+    with transaction.atomic():
+        stored, _ = AcceptanceRule.objects.update_or_create(user=user, defaults=rule)
+    return stored
+
+
+def current_rule_of(user_id: int | None) -> dict:
+    """The user's current rule, or the default rule for a user who has not set one."""
+    stored = AcceptanceRule.objects.filter(user_id=user_id).first() if user_id else None
+    return stored.as_json() if stored else rules.default_rule()
+
+
+def rule_owner_id(run: Run) -> int | None:
+    if run.owner_id:
+        return run.owner_id
+    if run.job_id:
+        return run.job.owner_id
+    return None
+
+
+# -- receivers of the run substrate (inside its transaction) ------------------------------------
+
+
+def _mint_id(run: Run, base: str) -> str:
+    taken = set(
+        Signal.objects.filter(run=run, signal_id__startswith=base).values_list(
+            "signal_id", flat=True
+        )
+    )
+    candidate, n = base, 1
+    while candidate in taken:
+        n += 1
+        candidate = f"{base}~{n}"
+    return candidate
+
+
+def _runtime_signal(run: Run, errors: Errors) -> SignalData | None:
+    """``runtime_s`` from ``record.metrics.runtime_s``, unless the latest one says the same."""
+    metrics = run.record.get("metrics") if isinstance(run.record, Mapping) else None
+    value = metrics.get("runtime_s") if isinstance(metrics, Mapping) else None
+    if value is None:
+        return None
+    if not rules.is_number(value):
+        errors.add("record.metrics.runtime_s", "runtime_s is a number of seconds.", E195)
+        return None
+    emitted = Signal.objects.filter(run=run, name="runtime_s", source=Source.PLATFORM)
+    last = emitted.order_by("-pk").first()
+    if last is not None and rules.canonical(last.value) == rules.canonical(value):
+        return None
+    return SignalData(
+        id=_mint_id(run, f"runtime_s:{emitted.count() + 1}"),
+        kind="score",
+        name="runtime_s",
+        value=value,
+        unit="s",
+        better="lower",
+        scale="log",
+        observed_at=timezone.now(),
+        tier="measured",
+    )
+
+
+def record_push(*, run: Run, created: bool, payload: Mapping[str, Any]) -> None:
+    """On a push or re-push: runtime_s, the payload's signals and, once, the acceptance rule.
+
+    Runs inside the push's transaction; a ValidationError rolls the whole push back.
+    """
+    given = payload.get("signals")
+    entries = rules.parse_signal_body(given, "signals") if given is not None else []
+    with transaction.atomic():
+        _lock_runs([run.pk])
+        errors = Errors()
+        runtime = _runtime_signal(run, errors)
+        errors.raise_if_any()
+        if runtime is not None:
+            _, fresh = _append(
+                run,
+                [("record.metrics.runtime_s", runtime)],
+                errors,
+                source=Source.PLATFORM,
+                kind_field="",
+            )
+            errors.raise_if_any()
+            Signal.objects.bulk_create(fresh)
+        _, fresh = _append(run, entries, errors, source=Source.PUSH, recorded_by=run.pushed_by)
+        errors.raise_if_any()
+        Signal.objects.bulk_create(fresh)
+        rule = payload.get("acceptance_rule")
+        if rule is not None:
+            run.acceptance_rule = rules.parse_rule(
+                rule, "acceptance_rule", run_kinds=_kinds_on(run, _rule_names_in(rule))
+            )
+        elif created:
+            run.acceptance_rule = current_rule_of(rule_owner_id(run))
+        else:
+            return
+        run.save(update_fields=["acceptance_rule"])
+
+
+def _rule_names_in(raw: Any) -> set[str]:
+    """The names a rule not yet validated mentions, to look their kinds up on the run."""
+    if not isinstance(raw, Mapping):
+        return set()
+    requires = raw.get("requires")
+    names = {n for n in requires if isinstance(n, str)} if isinstance(requires, list) else set()
+    score = raw.get("score")
+    if isinstance(score, Mapping) and isinstance(score.get("name"), str):
+        names.add(score["name"])
+    return names
+
+
+def record_referee(*, review: Review) -> None:
+    """A review's verdict is also a ``referee`` verdict signal on its run (reported)."""
+    if not review.verdict:
+        return
+    run = review.run
+    with transaction.atomic():
+        _lock_runs([run.pk])
+        data = SignalData(
+            id=_mint_id(run, f"referee:{review.pk}"),
+            kind="verdict",
+            name="referee",
+            value=review.verdict,
+            observed_at=review.created_at,
+            tier="reported",
+            at_attempt=str(run.job.attempt) if run.job_id else None,
+            ext={"review": review.pk},
+        )
+        errors = Errors()
+        _, fresh = _append(
+            run,
+            [("verdict", data)],
+            errors,
+            source=Source.REVIEW,
+            recorded_by=review.reviewer,
+            kind_field="",
+        )
+        errors.raise_if_any()
+        Signal.objects.bulk_create(fresh)
