@@ -4,3 +4,10 @@ from django.apps import AppConfig
 class EvalsetsConfig(AppConfig):
     name = "evalsets"
     verbose_name = "Evalsets and the verify gate"
+
+    def ready(self):
+        from evalsets import receivers
+        from loopweb.runs.models import Run
+        from loopweb.runs.signals import run_pushed
+
+        run_pushed.connect(receivers.run_pushed, sender=Run, dispatch_uid="evalsets.grains")

@@ -1,0 +1,10 @@
+from django.urls import path
+
+from evalsets import views
+
+app_name = "evalsets"
+
+urlpatterns = [
+    path("proposals/", views.proposal_list, name="proposals"),
+    path("proposals/<int:pk>/", views.proposal_detail, name="proposal"),
+]

@@ -1,0 +1,114 @@
+"""Checks of what clients send, with no queries: an evalset's pins and a run's summary.
+
+A pin's parts use the substrate's cell-key alphabet (``PIN_PART``), so a pin is always a cell.
+"""
+
+import hashlib
+import json
+import math
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from evalsets.errors import Invalid
+from loopweb.runs.models.catalog import PIN_PART
+
+MAX_PINS = 500
+MAX_SUMMARY_KEYS = 200
+MAX_KEY = 100
+#: Summary integers are stored like the engine stores them: as i64.
+MAX_INT = 2**63 - 1
+
+SLUG = re.compile(r"^[-a-zA-Z0-9_]{1,100}$")
+PIN_KEYS = ("case", "version", "variant", "engine")
+REQUIRED_COUNTS = ("passed", "failed")
+UNKNOWN_PIN_KEY = "Unknown key; a pin is {case, version, variant, engine}."
+
+
+def canonical_pins(raw: Any) -> list[dict[str, str | None]]:
+    """Pins as ``{case, version, variant, engine}`` in the order given; raise ``Invalid``."""
+    if not isinstance(raw, list) or not raw:
+        raise Invalid({"": ["Give a non-empty list of case pins."]})
+    if len(raw) > MAX_PINS:
+        raise Invalid({"": [f"At most {MAX_PINS} pins."]})
+    errors: dict[str, list[str]] = {}
+    pins: list[dict[str, str | None]] = []
+    seen: set[tuple] = set()
+    for index, item in enumerate(raw):
+        if not isinstance(item, Mapping):
+            errors[str(index)] = ["A pin is {case, version, variant, engine}."]
+            continue
+        for key in item:
+            if key not in PIN_KEYS:
+                errors[f"{index}.{key}"] = [
+                    "Unknown key; a pin is {case, version, variant, engine}."
+                ]
+        pin = {
+            "case": item.get("case"),
+            "version": item.get("version"),
+            "variant": item.get("variant", "default"),
+            "engine": item.get("engine"),
+        }
+        if not isinstance(pin["case"], str) or not SLUG.match(pin["case"]):
+            errors[f"{index}.case"] = ["Must be a case slug."]
+        for part in ("version", "variant"):
+            if not isinstance(pin[part], str) or not PIN_PART.regex.match(pin[part]):
+                errors[f"{index}.{part}"] = [PIN_PART.message]
+        if pin["engine"] is not None and (
+            not isinstance(pin["engine"], str) or not PIN_PART.regex.match(pin["engine"])
+        ):
+            errors[f"{index}.engine"] = ["Must be null or an engine name."]
+        if any(key.startswith(f"{index}.") for key in errors):
+            continue
+        identity = tuple(pin[key] for key in PIN_KEYS)
+        if identity in seen:
+            errors[str(index)] = ["This pin is already in the evalset."]
+            continue
+        seen.add(identity)
+        pins.append(pin)
+    if errors:
+        raise Invalid(errors)
+    return pins
+
+
+def pins_hash(pins: list[dict[str, str | None]]) -> str:
+    """A stable digest of the pins: the same pins, in any order, give the same hash."""
+    canonical = sorted(
+        json.dumps([pin["case"], pin["version"], pin["variant"], pin["engine"]]) for pin in pins
+    )
+    return hashlib.sha256("\n".join(canonical).encode()).hexdigest()[:16]
+
+
+def _json_number(raw: Any) -> bool:
+    if isinstance(raw, bool):
+        return False
+    if isinstance(raw, int):
+        return -MAX_INT - 1 <= raw <= MAX_INT
+    return isinstance(raw, float) and math.isfinite(raw)
+
+
+def check_summary(raw: Any) -> dict[str, int | float]:
+    """A run summary: ``passed`` and ``failed`` non-negative integers, every other key a number."""
+    if not isinstance(raw, Mapping):
+        raise Invalid({"": ["Must be an object with at least passed and failed."]})
+    if len(raw) > MAX_SUMMARY_KEYS:
+        raise Invalid({"": [f"At most {MAX_SUMMARY_KEYS} keys."]})
+    errors: dict[str, list[str]] = {}
+    for key in REQUIRED_COUNTS:
+        count = raw.get(key)
+        if key not in raw:
+            errors[key] = ["This field is required."]
+        elif isinstance(count, bool) or not isinstance(count, int):
+            errors[key] = ["Must be a non-negative integer."]
+        elif not 0 <= count <= MAX_INT:
+            errors[key] = ["Must be a non-negative integer." if count < 0 else "Too large."]
+    for key, item in raw.items():
+        if key in REQUIRED_COUNTS:
+            continue
+        if not key or len(key) > MAX_KEY:
+            errors[key or "non_field_errors"] = [f"Keys are 1-{MAX_KEY} characters."]
+        elif not _json_number(item):
+            errors[key] = ["Must be a number."]
+    if errors:
+        raise Invalid(errors)
+    return dict(raw)

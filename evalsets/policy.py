@@ -1,0 +1,255 @@
+"""Reading an ``outcome_evalset`` policy (seed 003) from JSON, with field-level errors.
+
+Pure: ``parse_policy`` takes what a client sent and returns a ``Policy`` or raises ``Invalid``
+whose keys are dotted paths inside the policy (``checkpoints.1``, ``min_effect``).
+"""
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from evalsets.errors import Invalid
+from evalsets.verdict import (
+    DEFAULT_HORIZONS_MS,
+    KINDS,
+    Checkpoint,
+    CostBound,
+    effective_schedule,
+)
+
+#: The engine stores counts and milliseconds as i64.
+MAX_COUNT = 2**63 - 1
+MAX_SCHEDULE = 100
+MAX_FIELD = 100
+
+NEWEST_BEFORE_APPLY = "newest_before_apply"
+HIGH_WATER = "high_water"
+BASELINE_KINDS = (NEWEST_BEFORE_APPLY, HIGH_WATER)
+
+KEYS = (
+    "hash",
+    "field",
+    "higher_is_better",
+    "horizons_ms",
+    "checkpoints",
+    "baseline",
+    "min_effect",
+    "cost",
+)
+
+
+@dataclass(frozen=True)
+class Policy:
+    hash: str
+    field: str
+    higher_is_better: bool
+    horizons_ms: tuple[int, ...] = DEFAULT_HORIZONS_MS
+    checkpoints: tuple[Checkpoint, ...] = ()
+    baseline: str = NEWEST_BEFORE_APPLY
+    min_effect: dict[str, float] | None = field(default=None, hash=False)
+    cost: CostBound | None = None
+
+    def schedule(self) -> list[Checkpoint]:
+        """The effective schedule: checkpoints when set, else horizons_ms as time checkpoints."""
+        return effective_schedule(self.checkpoints, self.horizons_ms)
+
+    @property
+    def metric(self) -> str:
+        return f"evalset:{self.hash}:{self.field}"
+
+    def as_json(self) -> dict[str, Any]:
+        """The canonical policy, every default spelled out."""
+        return {
+            "hash": self.hash,
+            "field": self.field,
+            "higher_is_better": self.higher_is_better,
+            "horizons_ms": list(self.horizons_ms),
+            "checkpoints": [c.as_json() for c in self.checkpoints],
+            "baseline": self.baseline,
+            "min_effect": dict(self.min_effect) if self.min_effect else None,
+            "cost": (
+                {"field": self.cost.field, "max_increase_ratio": self.cost.max_increase_ratio}
+                if self.cost
+                else None
+            ),
+        }
+
+
+def _count(raw: Any) -> tuple[int | None, str | None]:
+    """A non-negative JSON integer (booleans, floats and strings such as "1d" are not)."""
+    if isinstance(raw, bool) or not isinstance(raw, int):
+        return None, "Must be a non-negative integer (a bare number of milliseconds or a count)."
+    if raw < 0:
+        return None, "Must not be negative."
+    if raw > MAX_COUNT:
+        return None, f"Must be at most {MAX_COUNT}."
+    return raw, None
+
+
+def _number(raw: Any) -> float | None:
+    if isinstance(raw, bool) or not isinstance(raw, (int, float)):
+        return None
+    try:
+        raw = float(raw)
+    except OverflowError:
+        return None
+    return raw if math.isfinite(raw) else None
+
+
+def _as_given(raw: Any, number: float) -> int | float:
+    """Keep an integer an integer, so the policy echoes back as it was sent."""
+    return raw if isinstance(raw, int) else number
+
+
+def _name(raw: Any) -> str | None:
+    if isinstance(raw, str) and raw.strip() and len(raw) <= MAX_FIELD:
+        return raw
+    return None
+
+
+class _Errors(dict):
+    def add(self, path: str, message: str) -> None:
+        self.setdefault(path, []).append(message)
+
+
+def _checkpoint(raw: Any, path: str, errors: _Errors) -> Checkpoint | None:
+    if isinstance(raw, Mapping):
+        if len(raw) != 1:
+            errors.add(
+                path,
+                'A checkpoint is one of {"after_ms": n}, {"after_runs": n} or '
+                '{"after_grains": n}, with exactly one key.',
+            )
+            return None
+        ((kind, after),) = raw.items()
+        if kind not in KINDS:
+            errors.add(path, f"Unknown key {kind!r}; use after_ms, after_runs or after_grains.")
+            return None
+        count, problem = _count(after)
+        if problem:
+            errors.add(path, f"{kind}: {problem}")
+            return None
+        return Checkpoint.of(kind, count)
+    count, problem = _count(raw)
+    if problem:
+        errors.add(path, problem)
+        return None
+    return Checkpoint.of("after_ms", count)
+
+
+def _list(raw: Any, path: str, errors: _Errors) -> list | None:
+    if not isinstance(raw, list):
+        errors.add(path, "Must be a list.")
+        return None
+    if len(raw) > MAX_SCHEDULE:
+        errors.add(path, f"At most {MAX_SCHEDULE} entries.")
+        return None
+    return raw
+
+
+def _min_effect(raw: Any, errors: _Errors) -> dict[str, float] | None:
+    if raw is None:
+        return None
+    if not isinstance(raw, Mapping):
+        errors.add("min_effect", 'Must be {"count": x} or {"points": p}.')
+        return None
+    for key in raw:
+        if key not in ("count", "points"):
+            errors.add(f"min_effect.{key}", "Unknown key; use count or points.")
+    given = [key for key in ("count", "points") if key in raw]
+    if len(given) != 1:
+        errors.add("min_effect", 'Give exactly one of "count" and "points".')
+        return None
+    (key,) = given
+    amount = _number(raw[key])
+    if amount is None:
+        errors.add(f"min_effect.{key}", "Must be a finite number.")
+        return None
+    if amount < 0:
+        errors.add(f"min_effect.{key}", "Must not be negative.")
+        return None
+    return {key: _as_given(raw[key], amount)}
+
+
+def _cost(raw: Any, errors: _Errors) -> CostBound | None:
+    if raw is None:
+        return None
+    if not isinstance(raw, Mapping):
+        errors.add("cost", 'Must be {"field": f, "max_increase_ratio": r}.')
+        return None
+    for key in raw:
+        if key not in ("field", "max_increase_ratio"):
+            errors.add(f"cost.{key}", "Unknown key; use field and max_increase_ratio.")
+    name = _name(raw.get("field"))
+    if name is None:
+        errors.add("cost.field", f"Must be a summary field name of 1-{MAX_FIELD} characters.")
+    ratio = _number(raw.get("max_increase_ratio"))
+    if ratio is None or ratio <= 0:
+        errors.add("cost.max_increase_ratio", "Must be a finite number greater than 0.")
+        return None
+    return CostBound(name, _as_given(raw["max_increase_ratio"], ratio)) if name else None
+
+
+def parse_policy(raw: Any) -> Policy:
+    """Validate a policy as sent; raise ``Invalid`` naming every offending field."""
+    errors = _Errors()
+    if not isinstance(raw, Mapping):
+        raise Invalid({"": ["Must be an object."]})
+    for key in raw:
+        if key not in KEYS:
+            errors.add(str(key), "Unknown key.")
+
+    evalset_hash = raw.get("hash")
+    if not isinstance(evalset_hash, str) or not evalset_hash:
+        errors.add("hash", "Must be the hash of an evalset.")
+    field_name = _name(raw.get("field"))
+    if field_name is None:
+        errors.add("field", f"Must be a summary field name of 1-{MAX_FIELD} characters.")
+    higher_is_better = raw.get("higher_is_better")
+    if not isinstance(higher_is_better, bool):
+        errors.add("higher_is_better", "Required: true or false (there is no default).")
+
+    horizons: list[int] = list(DEFAULT_HORIZONS_MS)
+    if raw.get("horizons_ms") is not None:
+        items = _list(raw["horizons_ms"], "horizons_ms", errors)
+        if items is not None:
+            horizons = []
+            for index, item in enumerate(items):
+                count, problem = _count(item)
+                if problem:
+                    errors.add(f"horizons_ms.{index}", problem)
+                else:
+                    horizons.append(count)
+
+    checkpoints: list[Checkpoint] = []
+    if raw.get("checkpoints") is not None:
+        items = _list(raw["checkpoints"], "checkpoints", errors)
+        for index, item in enumerate(items or []):
+            checkpoint = _checkpoint(item, f"checkpoints.{index}", errors)
+            if checkpoint is not None:
+                checkpoints.append(checkpoint)
+
+    baseline = raw.get("baseline")
+    if baseline is None:
+        baseline = NEWEST_BEFORE_APPLY
+    elif baseline not in BASELINE_KINDS:
+        errors.add("baseline", "Must be newest_before_apply or high_water.")
+
+    schedule_errors = any(key.startswith(("horizons_ms", "checkpoints")) for key in errors)
+    if not checkpoints and not horizons and not schedule_errors:
+        errors.add("horizons_ms", "The schedule is empty; omit horizons_ms for 1d, 7d and 30d.")
+    min_effect = _min_effect(raw.get("min_effect"), errors)
+    cost = _cost(raw.get("cost"), errors)
+    if errors:
+        raise Invalid(dict(errors))
+    return Policy(
+        hash=evalset_hash,
+        field=field_name,
+        higher_is_better=higher_is_better,
+        horizons_ms=tuple(horizons),
+        checkpoints=tuple(checkpoints),
+        baseline=baseline,
+        min_effect=min_effect,
+        cost=cost,
+    )

@@ -1,0 +1,204 @@
+"""REST shapes of evalsets, journaled runs, proposals and outcome results (seed 003: snake_case).
+
+Request serializers only check shapes; the rules (pins, summaries, policies) live in the pure
+modules the services call, so the API, the admin and the ladders app share them.
+"""
+
+from drf_spectacular.utils import extend_schema_field
+from rest_framework import serializers
+
+from evalsets import selectors
+from evalsets.errors import Invalid
+from evalsets.inputs import canonical_pins, check_summary
+from evalsets.models import AuthoredBy, Evalset, EvalsetRun, OutcomeResult, Proposal
+from evalsets.policy import parse_policy
+
+
+def checked(check, value):
+    """Run a pure check; its dotted-path errors nest under the field being validated."""
+    try:
+        return check(value)
+    except Invalid as exc:
+        errors = exc.errors
+        if set(errors) == {""}:
+            raise serializers.ValidationError(errors[""]) from exc
+        raise serializers.ValidationError(
+            {path or "non_field_errors": messages for path, messages in errors.items()}
+        ) from exc
+
+
+class PinSerializer(serializers.Serializer):
+    case = serializers.CharField()
+    version = serializers.CharField()
+    variant = serializers.CharField(default="default")
+    engine = serializers.CharField(allow_null=True, default=None)
+
+
+class EvalsetSerializer(serializers.ModelSerializer):
+    pins = PinSerializer(many=True, read_only=True)
+    run_count = serializers.SerializerMethodField()
+
+    class Meta:
+        model = Evalset
+        fields = ["id", "hash", "name", "pins", "created_at", "run_count"]
+
+    def get_run_count(self, evalset) -> int | None:
+        return getattr(evalset, "run_count", None)
+
+
+class EvalsetCreateSerializer(serializers.Serializer):
+    name = serializers.CharField(max_length=200)
+    # Checked by ``evalsets.inputs.canonical_pins`` so every error names ``pins.<i>.<key>``.
+    pins = serializers.JSONField()
+
+    def validate_pins(self, value):
+        return checked(canonical_pins, value)
+
+
+class EvalsetRunSerializer(serializers.ModelSerializer):
+    evalset = serializers.CharField(source="evalset.hash", read_only=True)
+
+    class Meta:
+        model = EvalsetRun
+        fields = ["id", "evalset", "journaled_at", "summary"]
+
+
+class JournalSerializer(serializers.Serializer):
+    summary = serializers.JSONField(
+        help_text="passed and failed (non-negative integers) and any other numeric fields"
+    )
+    journaled_at = serializers.DateTimeField(required=False, allow_null=True)
+
+    def validate_summary(self, value):
+        return checked(check_summary, value)
+
+
+class CostReadSerializer(serializers.Serializer):
+    read = serializers.CharField()
+    field = serializers.CharField()
+    max_increase_ratio = serializers.FloatField()
+    baseline = serializers.FloatField(allow_null=True)
+    current = serializers.FloatField(allow_null=True)
+
+
+class OutcomeResultSerializer(serializers.ModelSerializer):
+    cost = serializers.SerializerMethodField()
+
+    class Meta:
+        model = OutcomeResult
+        fields = [
+            "id",
+            "checkpoint",
+            "metric",
+            "baseline",
+            "current",
+            "verdict",
+            "baseline_kind",
+            "baseline_run",
+            "best_before",
+            "tolerance",
+            "current_run",
+            "cost",
+            "measured_at",
+        ]
+
+    @extend_schema_field(CostReadSerializer(allow_null=True))
+    def get_cost(self, result):
+        if not result.cost_read:
+            return None
+        bound = result.proposal.outcome_evalset["cost"] or {}
+        return {
+            "read": result.cost_read,
+            "field": bound.get("field"),
+            "max_increase_ratio": bound.get("max_increase_ratio"),
+            "baseline": result.cost_baseline,
+            "current": result.cost_current,
+        }
+
+
+class RevertDraftSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    result = serializers.IntegerField(source="result_id")
+    severity = serializers.CharField()
+    reason = serializers.CharField()
+    created_at = serializers.DateTimeField()
+
+
+class AdvisoryFlagSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    result = serializers.IntegerField(source="result_id")
+    reason = serializers.CharField()
+    created_at = serializers.DateTimeField()
+
+
+class ProposalSerializer(serializers.ModelSerializer):
+    owner = serializers.CharField(source="owner.username", read_only=True)
+    schedule = serializers.SerializerMethodField()
+    gate = serializers.SerializerMethodField()
+    skipped = serializers.SerializerMethodField()
+    latest_verdict = serializers.CharField(read_only=True, allow_null=True)
+    revert_draft = serializers.SerializerMethodField()
+    advisory_flag = serializers.SerializerMethodField()
+
+    class Meta:
+        model = Proposal
+        fields = [
+            "id",
+            "title",
+            "authored_by",
+            "applicable",
+            "outcome_evalset",
+            "owner",
+            "created_at",
+            "applied_at",
+            "schedule",
+            "gate",
+            "skipped",
+            "latest_verdict",
+            "revert_draft",
+            "advisory_flag",
+        ]
+
+    def get_schedule(self, proposal) -> list[dict[str, int]]:
+        return [c.as_json() for c in proposal.policy.schedule()]
+
+    def get_gate(self, proposal) -> str:
+        return selectors.gate_status(proposal)
+
+    def get_skipped(self, proposal) -> str | None:
+        return selectors.skip_reason(proposal)
+
+    @extend_schema_field(RevertDraftSerializer(allow_null=True))
+    def get_revert_draft(self, proposal):
+        draft = getattr(proposal, "revert_draft", None)
+        return RevertDraftSerializer(draft).data if draft else None
+
+    @extend_schema_field(AdvisoryFlagSerializer(allow_null=True))
+    def get_advisory_flag(self, proposal):
+        flag = getattr(proposal, "advisory_flag", None)
+        return AdvisoryFlagSerializer(flag).data if flag else None
+
+
+class StrictBooleanField(serializers.BooleanField):
+    """true or false, and nothing that merely looks like one ("yes", 1, "true")."""
+
+    def to_internal_value(self, data):
+        if not isinstance(data, bool):
+            self.fail("invalid", input=data)
+        return data
+
+
+class ProposalCreateSerializer(serializers.Serializer):
+    title = serializers.CharField(max_length=300)
+    authored_by = serializers.ChoiceField(choices=AuthoredBy.choices)
+    applicable = StrictBooleanField()
+    # Checked by ``evalsets.policy.parse_policy``: errors name ``outcome_evalset.<path>``.
+    outcome_evalset = serializers.JSONField()
+
+    def validate_outcome_evalset(self, value):
+        checked(parse_policy, value)
+        return value
+
+
+class ApplySerializer(serializers.Serializer):
+    applied_at = serializers.DateTimeField(required=False, allow_null=True)

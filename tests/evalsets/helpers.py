@@ -1,0 +1,66 @@
+"""Building blocks for verify gate tests: a timeline in the past, written through the services."""
+
+import datetime as dt
+
+from django.utils import timezone
+
+from evalsets import services
+from evalsets.models import Evalset, EvalsetRun, Proposal
+
+PINS = [
+    {"case": "jump-1", "version": "3", "variant": "default", "engine": None},
+    {"case": "run-2", "version": "1", "variant": "default", "engine": "godot"},
+]
+
+#: The start of every test's timeline, far enough back that nothing is "in the future".
+T0 = (timezone.now() - dt.timedelta(days=90)).replace(microsecond=0)
+
+
+def t(minutes: float) -> dt.datetime:
+    return T0 + dt.timedelta(minutes=minutes)
+
+
+def make_evalset(name: str = "core", pins=None, created_by=None) -> Evalset:
+    evalset, _ = services.create_evalset(name=name, pins=pins or PINS, created_by=created_by)
+    return evalset
+
+
+def journal(evalset: Evalset, at: dt.datetime, passed: int, failed: int = 0, **extra) -> EvalsetRun:
+    return services.journal_run(
+        evalset=evalset, summary={"passed": passed, "failed": failed, **extra}, journaled_at=at
+    )
+
+
+def policy(evalset: Evalset, **overrides) -> dict:
+    return {"hash": evalset.hash, "field": "passed", "higher_is_better": True, **overrides}
+
+
+def propose(
+    owner,
+    evalset: Evalset,
+    *,
+    created_at: dt.datetime,
+    authored_by: str = "llm",
+    applicable: bool = True,
+    title: str = "Retry flaky builds once",
+    **overrides,
+) -> Proposal:
+    proposal = services.create_proposal(
+        owner=owner,
+        title=title,
+        authored_by=authored_by,
+        applicable=applicable,
+        outcome_evalset=policy(evalset, **overrides),
+    )
+    # Back-date the creation so the whole timeline sits in the past.
+    Proposal.objects.filter(pk=proposal.pk).update(created_at=created_at)
+    proposal.created_at = created_at
+    return proposal
+
+
+def apply(proposal: Proposal, at: dt.datetime) -> Proposal:
+    return services.apply_proposal(proposal=proposal, applied_at=at)
+
+
+def verify(proposal: Proposal, now: dt.datetime | None = None):
+    return services.verify_proposal(proposal_id=proposal.pk, now=now)
