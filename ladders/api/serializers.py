@@ -1,0 +1,150 @@
+from django.contrib.auth import get_user_model
+from rest_framework import serializers
+
+from ladders.config import MAX_RUNGS
+from ladders.models import Ladder, default_gate
+from loopweb.runs.models import Combination, CoverageGroup, Rating
+from loopweb.runs.models.catalog import PIN_PART
+
+
+class ThresholdSerializer(serializers.Serializer):
+    count = serializers.IntegerField(min_value=0, max_value=10_000, required=False)
+    fraction = serializers.FloatField(min_value=0.0, max_value=1.0, required=False)
+
+    def to_internal_value(self, data):
+        if isinstance(data, dict):
+            unknown = set(data) - {"count", "fraction"}
+            if unknown:
+                raise serializers.ValidationError(f"Unknown key(s): {sorted(unknown)}.")
+        return super().to_internal_value(data)
+
+    def validate(self, attrs):
+        if len(attrs) != 1:
+            raise serializers.ValidationError(
+                'Give exactly one of {"count": n} or {"fraction": f}.'
+            )
+        return attrs
+
+
+class GateSerializer(serializers.Serializer):
+    floor = serializers.ChoiceField(choices=Rating.values, default="scuffed")
+    threshold = ThresholdSerializer(default={"count": 1})
+    unloadedCountsAsBroken = serializers.BooleanField(default=True)
+    earlyStop = serializers.BooleanField(default=False)
+
+
+class RungSerializer(serializers.Serializer):
+    id = serializers.CharField(max_length=40, required=False, allow_null=True)
+    case = serializers.SlugField(max_length=100)
+    version = serializers.CharField(max_length=64, validators=[PIN_PART])
+    variant = serializers.CharField(max_length=64, validators=[PIN_PART], default="default")
+    engine = serializers.CharField(
+        max_length=64, validators=[PIN_PART], allow_null=True, required=False, default=None
+    )
+    runs = serializers.IntegerField(min_value=1, max_value=100, allow_null=True, default=None)
+    stale = serializers.BooleanField(read_only=True)
+
+
+class RetryCountField(serializers.IntegerField):
+    """0-10; a value above the range is clamped to 10, below it is an error."""
+
+    def to_internal_value(self, data):
+        return min(super().to_internal_value(data), 10)
+
+
+class LadderConfigSerializer(serializers.Serializer):
+    id = serializers.IntegerField(read_only=True)
+    name = serializers.CharField(max_length=200)
+    rungs = RungSerializer(many=True, default=list)
+    groups = serializers.ListField(child=serializers.IntegerField(), default=list, max_length=100)
+    combinations = serializers.ListField(
+        child=serializers.IntegerField(), default=list, max_length=1000
+    )
+    gate = GateSerializer(default=default_gate)
+    runsPerCell = serializers.IntegerField(min_value=1, max_value=100, default=1)
+    runsInFlightLimit = serializers.IntegerField(
+        min_value=0, max_value=100_000, allow_null=True, default=None
+    )
+    retryCount = RetryCountField(min_value=0, default=1)
+    outerAxis = serializers.ChoiceField(choices=["rung", "combination"], default="rung")
+    reviewers = serializers.ListField(
+        child=serializers.CharField(max_length=150), default=list, max_length=100
+    )
+
+    def validate_rungs(self, value):
+        if len(value) > MAX_RUNGS:
+            raise serializers.ValidationError(f"A ladder holds at most {MAX_RUNGS} rungs.")
+        ids = [r.get("id") for r in value if r.get("id")]
+        if len(ids) != len(set(ids)):
+            raise serializers.ValidationError("A rung id appears twice.")
+        return value
+
+    def validate_groups(self, value):
+        owner = self.context["request"].user
+        mine = set(
+            CoverageGroup.objects.filter(owner=owner, pk__in=value).values_list("pk", flat=True)
+        )
+        unknown = [pk for pk in value if pk not in mine]
+        if unknown:
+            raise serializers.ValidationError(f"Unknown combination group id(s): {unknown}.")
+        if len(set(value)) != len(value):
+            raise serializers.ValidationError("A group appears twice.")
+        return value
+
+    def validate_combinations(self, value):
+        known = set(Combination.objects.filter(pk__in=value).values_list("pk", flat=True))
+        unknown = [pk for pk in value if pk not in known]
+        if unknown:
+            raise serializers.ValidationError(f"Unknown combination id(s): {unknown}.")
+        if len(set(value)) != len(value):
+            raise serializers.ValidationError("A combination appears twice.")
+        return value
+
+    def validate_reviewers(self, value):
+        users = dict(
+            get_user_model().objects.filter(username__in=value).values_list("username", "pk")
+        )
+        unknown = [name for name in value if name not in users]
+        if unknown:
+            raise serializers.ValidationError(f"Unknown user(s): {unknown}.")
+        return [users[name] for name in dict.fromkeys(value)]
+
+    def validate_gate(self, value):
+        value = dict(value)
+        value["threshold"] = dict(value["threshold"])
+        return value
+
+
+def ladder_config_json(ladder: Ladder, stale: set) -> dict:
+    from ladders.selectors import rung_json
+
+    return {
+        "id": ladder.pk,
+        "name": ladder.name,
+        "rungs": [rung_json(r, ladder.runs_per_cell, stale) for r in ladder.rungs.all()],
+        "groups": [link.group_id for link in ladder.group_links.all()],
+        "combinations": [link.combination_id for link in ladder.combination_links.all()],
+        "gate": ladder.gate,
+        "runsPerCell": ladder.runs_per_cell,
+        "runsInFlightLimit": ladder.runs_in_flight_limit,
+        "retryCount": ladder.retry_count,
+        "outerAxis": ladder.outer_axis,
+        "reviewers": [u.username for u in ladder.reviewers.all()],
+        "owner": ladder.owner.username,
+    }
+
+
+class RungOrderSerializer(serializers.Serializer):
+    order = serializers.ListField(child=serializers.CharField(max_length=40), max_length=MAX_RUNGS)
+
+
+class StopSerializer(serializers.Serializer):
+    cancelRunning = serializers.BooleanField(default=False)
+
+
+class RetrySerializer(serializers.Serializer):
+    climber = serializers.CharField(max_length=500)
+
+
+class DispatchJournalSerializer(serializers.Serializer):
+    evalset = serializers.CharField(max_length=128)

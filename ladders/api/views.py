@@ -1,0 +1,173 @@
+from drf_spectacular.utils import OpenApiResponse, extend_schema, inline_serializer
+from rest_framework import serializers, status, viewsets
+from rest_framework.decorators import action
+from rest_framework.exceptions import PermissionDenied
+from rest_framework.response import Response
+
+from ladders import selectors, services
+from ladders.api import serializers as s
+from ladders.models import Ladder
+from loopweb.runs.access import role_of
+from loopweb.runs.models import Role
+
+ProgressResponse = OpenApiResponse(description="The ladder's progress board (see API.md).")
+
+
+class LadderViewSet(viewsets.GenericViewSet):
+    serializer_class = s.LadderConfigSerializer
+    lookup_value_regex = r"\d+"
+
+    def get_queryset(self):
+        if getattr(self, "swagger_fake_view", False):
+            return Ladder.objects.none()
+        return (
+            selectors.ladders_for(self.request.user)
+            .prefetch_related("rungs", "group_links", "combination_links", "reviewers")
+            .select_related("owner")
+        )
+
+    def owned(self) -> Ladder:
+        ladder = self.get_object()
+        if ladder.owner_id != self.request.user.pk and not self.request.user.is_staff:
+            raise PermissionDenied("Only the ladder's owner can change or run it.")
+        return ladder
+
+    def _config(self, ladder):
+        ladder = self.get_queryset().get(pk=ladder.pk)
+        rungs = list(ladder.rungs.all())
+        return s.ladder_config_json(ladder, selectors.stale_versions(rungs))
+
+    def list(self, request):
+        page = self.paginate_queryset(self.get_queryset().order_by("name", "id"))
+        stale = selectors.stale_versions([r for ladder in page for r in ladder.rungs.all()])
+        return self.get_paginated_response([s.ladder_config_json(x, stale) for x in page])
+
+    def create(self, request):
+        if not (request.user.is_staff or role_of(request.user) == Role.OWNER):
+            raise PermissionDenied("Only owners create ladders.")
+        body = self.get_serializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        ladder = services.save_ladder(owner=request.user, data=body.validated_data)
+        return Response(self._config(ladder), status=status.HTTP_201_CREATED)
+
+    def retrieve(self, request, pk=None):
+        return Response(self._config(self.get_object()))
+
+    def update(self, request, pk=None):
+        ladder = self.owned()
+        body = self.get_serializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        services.save_ladder(owner=ladder.owner, data=body.validated_data, ladder=ladder)
+        return Response(self._config(ladder))
+
+    def destroy(self, request, pk=None):
+        services.delete_ladder(ladder=self.owned())
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
+    @extend_schema(
+        request=None,
+        responses=inline_serializer(
+            "LadderSummary",
+            {
+                "id": serializers.IntegerField(),
+                "name": serializers.CharField(),
+                "status": serializers.CharField(),
+                "climbers": serializers.IntegerField(allow_null=True),
+                "rungs": serializers.IntegerField(),
+                "slotCounts": serializers.DictField(allow_null=True),
+                "runs": serializers.DictField(allow_null=True),
+            },
+            many=True,
+        ),
+    )
+    @action(detail=False, methods=["get"])
+    def summary(self, request):
+        mine = Ladder.objects.filter(owner=request.user).order_by("name", "id")
+        page = self.paginate_queryset(mine)
+        return self.get_paginated_response(selectors.ladder_summaries(page))
+
+    @extend_schema(request=s.RungOrderSerializer, responses=s.LadderConfigSerializer)
+    @action(detail=True, methods=["post"], url_path="rungs/order")
+    def rung_order(self, request, pk=None):
+        ladder = self.owned()
+        body = s.RungOrderSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        services.reorder_rungs(ladder=ladder, order=body.validated_data["order"])
+        return Response(self._config(ladder))
+
+    @extend_schema(request=None, responses={200: ProgressResponse, 409: ProgressResponse})
+    @action(detail=True, methods=["post"])
+    def run(self, request, pk=None):
+        ladder = self.owned()
+        services.start_dispatch(ladder=ladder)
+        return Response(selectors.ladder_progress(Ladder.objects.get(pk=ladder.pk)))
+
+    @extend_schema(
+        request=s.StopSerializer,
+        responses=inline_serializer("Stopped", {"cancelled": serializers.IntegerField()}),
+    )
+    @action(detail=True, methods=["post"])
+    def stop(self, request, pk=None):
+        ladder = self.owned()
+        body = s.StopSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        cancelled = services.stop_dispatch(
+            ladder=ladder, cancel_running=body.validated_data["cancelRunning"]
+        )
+        return Response({"cancelled": cancelled})
+
+    @extend_schema(request=s.RetrySerializer, responses={200: ProgressResponse})
+    @action(detail=True, methods=["post"], url_path="climbers/retry")
+    def retry(self, request, pk=None):
+        ladder = self.owned()
+        body = s.RetrySerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        services.retry_climber(ladder=ladder, key=body.validated_data["climber"])
+        return Response(selectors.ladder_progress(Ladder.objects.get(pk=ladder.pk)))
+
+    @extend_schema(
+        request=s.DispatchJournalSerializer,
+        responses={201: OpenApiResponse(description="The journaled evalset run.")},
+    )
+    @action(detail=True, methods=["post"])
+    def journal(self, request, pk=None):
+        ladder = self.owned()
+        body = s.DispatchJournalSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        run = services.journal_dispatch(
+            ladder=ladder, evalset_hash=body.validated_data["evalset"], journaled_by=request.user
+        )
+        return Response(
+            {
+                "id": run.pk,
+                "evalset": run.evalset.hash,
+                "summary": run.summary,
+                "journaled_at": run.journaled_at,
+            },
+            status=status.HTTP_201_CREATED,
+        )
+
+    @extend_schema(request=None, responses={200: ProgressResponse})
+    @action(detail=True, methods=["get"])
+    def progress(self, request, pk=None):
+        return Response(selectors.ladder_progress(self.get_object()))
+
+    @extend_schema(
+        request=None,
+        responses=inline_serializer(
+            "QueueEntry",
+            {
+                "run": serializers.IntegerField(),
+                "rung": serializers.CharField(),
+                "climber": serializers.CharField(),
+                "validatorRating": serializers.CharField(allow_null=True),
+                "finishedAt": serializers.DateTimeField(),
+            },
+            many=True,
+        ),
+    )
+    @action(detail=True, methods=["get"])
+    def queue(self, request, pk=None):
+        entries = selectors.review_queue(self.get_object())
+        page = self.paginate_queryset(entries)
+        return self.get_paginated_response(page)

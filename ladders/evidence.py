@@ -1,0 +1,214 @@
+"""Loading what standings are computed from, in a fixed number of queries for any number of
+dispatches, climbers, rungs and runs.
+
+Queries (see ``tests/ladders/test_query_budgets.py``):
+  1. the dispatches' climbers with their combinations
+  2-3. the catalog rows those combinations name (gg configurations, model entries)
+  4. the first counted runs of every slot cell (one window query)
+  5. jobs in flight per slot cell, whoever launched them
+  6. the dispatches' own jobs in flight, per origin and cell
+  7. the dispatches' exhausted failures (and, only when there are some, 8: their slots' latest
+     launches)
+"""
+
+from collections import defaultdict
+from dataclasses import dataclass
+
+from django.db.models import Count, F, Max, Q, Window
+from django.db.models.functions import RowNumber
+
+from ladders.gate import Gate
+from ladders.models import Dispatch, DispatchClimber
+from ladders.standing import ClimberInput, Evidence, Failure, RungSnap, SlotRun
+from loopweb.runs.cells import CasePin, CombinationCell, cell_key
+from loopweb.runs.models import IN_FLIGHT, Job, JobStatus, Outcome, Run
+from loopweb.runs.resolve import CatalogView, Unresolvable, combination_cell, launch_problem
+
+
+@dataclass(slots=True)
+class Loaded:
+    dispatch: Dispatch
+    rungs: list[RungSnap]
+    gate: Gate
+    climbers: list[DispatchClimber]
+    inputs: list[ClimberInput]
+    evidence: Evidence
+
+
+def snapshot_rungs(snapshot: dict) -> list[RungSnap]:
+    return [
+        RungSnap(
+            id=r["id"],
+            pin=CasePin(r["case"], r["version"], r["variant"], r.get("engine")),
+            target=r["runs"],
+        )
+        for r in snapshot["rungs"]
+    ]
+
+
+def climber_label(climber: DispatchClimber, catalog: CatalogView) -> str:
+    combination = climber.combination
+    if combination is None:
+        return climber.key
+    configuration = catalog.configurations.get(combination.configuration_id)
+    return combination.label(configuration.name if configuration else None)
+
+
+def _input(climber: DispatchClimber, catalog: CatalogView) -> ClimberInput:
+    pinned = CombinationCell.from_json(climber.cell) if climber.cell else None
+    live, problem = None, None
+    if climber.combination is None:
+        problem = "its combination was deleted"
+    else:
+        try:
+            live = combination_cell(climber.combination, catalog)
+        except Unresolvable as exc:
+            problem = str(exc)
+        else:
+            problem = launch_problem(climber.combination, catalog)
+    return ClimberInput(
+        key=climber.key,
+        label=climber_label(climber, catalog),
+        pinned=pinned,
+        live=live,
+        problem=problem,
+        verdicts=climber.verdicts or {},
+        retried_at=climber.retried_at,
+    )
+
+
+def load(dispatches: list[Dispatch]) -> list[Loaded]:
+    if not dispatches:
+        return []
+    by_id = {d.pk: d for d in dispatches}
+    climbers: dict[int, list[DispatchClimber]] = defaultdict(list)
+    for climber in (
+        DispatchClimber.objects.filter(dispatch__in=by_id)
+        .select_related("combination")
+        .order_by("dispatch_id", "position")
+    ):
+        climbers[climber.dispatch_id].append(climber)
+    catalog = CatalogView.load(
+        c.combination for cs in climbers.values() for c in cs if c.combination is not None
+    )
+
+    loaded, keys, max_target = [], set(), 1
+    for dispatch in dispatches:
+        rungs = snapshot_rungs(dispatch.snapshot)
+        inputs = [_input(c, catalog) for c in climbers[dispatch.pk]]
+        for item in inputs:
+            cell = item.pinned or item.live
+            if cell is not None:
+                keys.update(cell_key(r.pin, cell) for r in rungs)
+        max_target = max([max_target, *(r.target for r in rungs)])
+        loaded.append(
+            Loaded(
+                dispatch=dispatch,
+                rungs=rungs,
+                gate=Gate.from_json(dispatch.snapshot["gate"]),
+                climbers=climbers[dispatch.pk],
+                inputs=inputs,
+                evidence=Evidence(),
+            )
+        )
+
+    runs = _slot_runs(keys, max_target)
+    cell_in_flight = _cell_in_flight(keys)
+    prefixes = {d.origin_prefix: d.pk for d in dispatches}
+    launched, failures, last_launch = _dispatch_jobs(prefixes)
+    for item in loaded:
+        pk = item.dispatch.pk
+        item.evidence = Evidence(
+            runs=runs,
+            cell_in_flight=cell_in_flight,
+            launched_in_flight=launched.get(pk, {}),
+            failures=failures.get(pk, {}),
+            last_launch=last_launch.get(pk, {}),
+        )
+    return loaded
+
+
+def _slot_runs(keys: set[str], max_target: int) -> dict[str, list[SlotRun]]:
+    if not keys:
+        return {}
+    rows = (
+        Run.objects.filter(cell_key__in=keys, counted=True)
+        .annotate(
+            rank=Window(
+                RowNumber(),
+                partition_by=[F("cell_key")],
+                order_by=[F("finished_at").asc(), F("id").asc()],
+            )
+        )
+        .filter(rank__lte=max_target)
+        .order_by("cell_key", "finished_at", "id")
+        .values_list("cell_key", "id", "outcome", "validator_rating", "build_loaded", "published")
+    )
+    runs: dict[str, list[SlotRun]] = defaultdict(list)
+    for key, *fields in rows:
+        runs[key].append(SlotRun(*fields))
+    return runs
+
+
+def _cell_in_flight(keys: set[str]) -> dict[str, int]:
+    if not keys:
+        return {}
+    return dict(
+        Job.objects.filter(cell_key__in=keys, status__in=IN_FLIGHT)
+        .values("cell_key")
+        .annotate(n=Count("id"))
+        .values_list("cell_key", "n")
+        .order_by()
+    )
+
+
+def _split(origin: str, prefixes: dict[str, int]) -> tuple[int, str] | None:
+    dispatch_prefix = origin[: origin.rfind("/") + 1]
+    pk = prefixes.get(dispatch_prefix)
+    if pk is None:
+        return None
+    return pk, origin[len(dispatch_prefix) :]
+
+
+def _dispatch_jobs(prefixes: dict[str, int]):
+    launched: dict[int, dict] = defaultdict(dict)
+    failures: dict[int, dict] = defaultdict(lambda: defaultdict(list))
+    last_launch: dict[int, dict] = defaultdict(dict)
+    if not prefixes:
+        return launched, failures, last_launch
+    of_dispatches = Q()
+    for prefix in prefixes:
+        of_dispatches |= Q(origin__startswith=prefix)
+    jobs = Job.objects.filter(of_dispatches)
+    for origin, key, n in (
+        jobs.filter(status__in=IN_FLIGHT)
+        .values("origin", "cell_key")
+        .annotate(n=Count("id"))
+        .values_list("origin", "cell_key", "n")
+        .order_by()
+    ):
+        where = _split(origin, prefixes)
+        if where:
+            launched[where[0]][(where[1], key)] = n
+    exhausted = (
+        jobs.filter(status=JobStatus.FAILED, retry__isnull=True)
+        .exclude(failure=Outcome.CANCELED)  # a cancelled attempt leaves the rung launchable
+        .filter(Q(run__isnull=True) | Q(run__counted=False))
+        .values_list("origin", "cell_key", "finished_at", "attempt")
+    )
+    for origin, key, finished_at, attempt in exhausted:
+        where = _split(origin, prefixes)
+        if where:
+            failures[where[0]][(where[1], key)].append(Failure(finished_at, attempt))
+    if any(failures.values()):
+        for origin, key, latest in (
+            jobs.filter(attempt=1)
+            .values("origin", "cell_key")
+            .annotate(latest=Max("created_at"))
+            .values_list("origin", "cell_key", "latest")
+            .order_by()
+        ):
+            where = _split(origin, prefixes)
+            if where:
+                last_launch[where[0]][(where[1], key)] = latest
+    return launched, failures, last_launch

@@ -1,0 +1,134 @@
+"""The gate: ``pass when count(runs on this rung rated FLOOR or better) >= THRESHOLD``.
+
+Pure functions over small values: reading a run, tallying a slot, deciding a rung.
+"""
+
+import math
+from collections.abc import Iterable
+from dataclasses import dataclass
+from enum import StrEnum
+
+from loopweb.runs.validators import RATING_RANK
+
+MODEL_FAILURES = frozenset({"catastrophic", "timedOut", "harnessError", "limitExceeded", "hung"})
+
+
+class Read(StrEnum):
+    PASS = "pass"
+    FAIL = "fail"
+    UNRATED = "unrated"
+
+
+class Verdict(StrEnum):
+    PASSED = "passed"
+    FAILED = "failed"
+
+
+@dataclass(frozen=True, slots=True)
+class Gate:
+    floor: str = "scuffed"
+    count: int | None = 1
+    fraction: float | None = None
+    unloaded_counts_as_broken: bool = True
+    early_stop: bool = False
+
+    @classmethod
+    def from_json(cls, data: dict) -> "Gate":
+        threshold = data.get("threshold") or {"count": 1}
+        return cls(
+            floor=data.get("floor", "scuffed"),
+            count=threshold.get("count"),
+            fraction=threshold.get("fraction"),
+            unloaded_counts_as_broken=data.get("unloadedCountsAsBroken", True),
+            early_stop=data.get("earlyStop", False),
+        )
+
+    def required(self, final: int) -> int:
+        """The number of passing runs the rung needs out of ``final`` runs."""
+        if self.fraction is not None:
+            # count >= fraction * final, in whole runs; rounding guards 0.1 * 30 = 3.0000000004.
+            return max(0, math.ceil(round(self.fraction * final, 9)))
+        return self.count or 0
+
+
+@dataclass(frozen=True, slots=True)
+class RunRead:
+    """What the gate needs of one run: its outcome, validator rating and whether it loaded."""
+
+    outcome: str
+    rating: str | None
+    build_loaded: bool | None
+
+
+def read_run(run: RunRead, gate: Gate) -> Read:
+    rating = run.rating
+    if run.outcome in MODEL_FAILURES:
+        rating = "broken"  # the model had its attempt: read as broken
+    elif gate.unloaded_counts_as_broken and run.build_loaded is False:
+        rating = "broken"
+    if rating is None:
+        return Read.UNRATED
+    # Read as broken, not failed outright: a floor of broken is met by a broken run.
+    return Read.PASS if RATING_RANK[rating] >= RATING_RANK[gate.floor] else Read.FAIL
+
+
+@dataclass(frozen=True, slots=True)
+class Tally:
+    counted: int
+    rated: int
+    unrated: int
+    passing: int
+    pending: int
+    in_flight: int
+    required: int
+
+    def as_json(self) -> dict:
+        return {
+            "counted": self.counted,
+            "rated": self.rated,
+            "unrated": self.unrated,
+            "passing": self.passing,
+            "pending": self.pending,
+            "inFlight": self.in_flight,
+            "required": self.required,
+        }
+
+
+def tally(runs: Iterable[RunRead], *, target: int, in_flight: int, gate: Gate) -> Tally:
+    """Tally a slot: its runs (the first ``target`` counted runs of its cell) and its cell's jobs
+    in flight, both read up to the target."""
+    reads = [read_run(run, gate) for run in list(runs)[:target]]
+    counted = len(reads)
+    in_flight = max(0, min(in_flight, target - counted))
+    final = max(target, counted + in_flight)
+    unrated = reads.count(Read.UNRATED)
+    return Tally(
+        counted=counted,
+        rated=counted - unrated,
+        unrated=unrated,
+        passing=reads.count(Read.PASS),
+        pending=final - counted,
+        in_flight=in_flight,
+        required=gate.required(final),
+    )
+
+
+def decide(t: Tally, gate: Gate) -> Verdict | None:
+    """The rung's verdict, or None while undecided.
+
+    Unrated runs may still pass, so they count as possible passes in both directions: they
+    never make a pass, and they keep a failure open.
+    """
+    if gate.early_stop:
+        if t.passing >= t.required:
+            return Verdict.PASSED
+        if t.passing + t.unrated + t.pending < t.required:
+            return Verdict.FAILED
+        return None
+    if t.pending > 0:
+        return None
+    if t.passing >= t.required:
+        return Verdict.PASSED
+    if t.passing + t.unrated < t.required:
+        return Verdict.FAILED
+    return None

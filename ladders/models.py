@@ -1,0 +1,171 @@
+import secrets
+
+from django.conf import settings
+from django.db import models
+
+
+def mint_rung_id() -> str:
+    return f"r_{secrets.token_hex(8)}"
+
+
+def mint_dispatch_id() -> str:
+    return f"d_{secrets.token_hex(8)}"
+
+
+class OuterAxis(models.TextChoices):
+    RUNG = "rung"
+    COMBINATION = "combination"
+
+
+def default_gate() -> dict:
+    return {
+        "floor": "scuffed",
+        "threshold": {"count": 1},
+        "unloadedCountsAsBroken": True,
+        "earlyStop": False,
+    }
+
+
+class Ladder(models.Model):
+    """A configuration: it does nothing by itself; Run starts a dispatch of it."""
+
+    owner = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="ladders"
+    )
+    name = models.CharField(max_length=200)
+    gate = models.JSONField(default=default_gate)
+    runs_per_cell = models.PositiveIntegerField(default=1)
+    runs_in_flight_limit = models.PositiveIntegerField(null=True, blank=True)
+    retry_count = models.PositiveSmallIntegerField(default=1)
+    outer_axis = models.CharField(max_length=16, choices=OuterAxis.choices, default="rung")
+    groups = models.ManyToManyField("runs.CoverageGroup", through="LadderGroup", blank=True)
+    combinations = models.ManyToManyField(
+        "runs.Combination", through="LadderCombination", blank=True
+    )
+    reviewers = models.ManyToManyField(
+        settings.AUTH_USER_MODEL, blank=True, related_name="reviewed_ladders"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["name", "id"]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class Rung(models.Model):
+    """One pinned case; ``rung_id`` is minted when the rung is added and never reused."""
+
+    ladder = models.ForeignKey(Ladder, on_delete=models.CASCADE, related_name="rungs")
+    rung_id = models.CharField(max_length=40, unique=True, default=mint_rung_id)
+    position = models.PositiveIntegerField()
+    case = models.CharField(max_length=100)
+    version = models.CharField(max_length=64)
+    variant = models.CharField(max_length=64, default="default")
+    engine = models.CharField(max_length=64, null=True, blank=True)
+    runs = models.PositiveIntegerField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["ladder", "position"]
+
+    def __str__(self) -> str:
+        return f"{self.rung_id} {self.case}@{self.version}"
+
+
+class LadderGroup(models.Model):
+    ladder = models.ForeignKey(Ladder, on_delete=models.CASCADE, related_name="group_links")
+    group = models.ForeignKey("runs.CoverageGroup", on_delete=models.CASCADE)
+    position = models.PositiveIntegerField()
+
+    class Meta:
+        ordering = ["ladder", "position"]
+
+    def __str__(self) -> str:
+        return f"group {self.group_id} of ladder {self.ladder_id}"
+
+
+class LadderCombination(models.Model):
+    ladder = models.ForeignKey(Ladder, on_delete=models.CASCADE, related_name="combination_links")
+    combination = models.ForeignKey("runs.Combination", on_delete=models.CASCADE)
+    position = models.PositiveIntegerField()
+
+    class Meta:
+        ordering = ["ladder", "position"]
+
+    def __str__(self) -> str:
+        return f"combination {self.combination_id} of ladder {self.ladder_id}"
+
+
+class DispatchStatus(models.TextChoices):
+    RUNNING = "running"
+    FINISHED = "finished"
+    STOPPED = "stopped"
+
+
+class Dispatch(models.Model):
+    """The ladder's latest dispatch. A new Run rewrites this row in place with a new id, so the
+    row every launch pass, Stop, Retry and Run locks is the same for the ladder's whole life."""
+
+    ladder = models.OneToOneField(Ladder, on_delete=models.CASCADE, related_name="dispatch")
+    dispatch_id = models.CharField(max_length=40, unique=True, default=mint_dispatch_id)
+    status = models.CharField(max_length=16, choices=DispatchStatus.choices)
+    # The configuration as it stood at Run: rungs with targets, gate, climb order, limits.
+    snapshot = models.JSONField()
+    started_at = models.DateTimeField()
+    ended_at = models.DateTimeField(null=True, blank=True)
+    passes = models.PositiveIntegerField(default=0)
+
+    class Meta:
+        indexes = [models.Index(fields=["status"], name="dispatch_status")]
+
+    def __str__(self) -> str:
+        return f"{self.dispatch_id} of {self.ladder_id} ({self.status})"
+
+    @property
+    def origin_prefix(self) -> str:
+        return f"ladder:{self.ladder_id}/{self.dispatch_id}/"
+
+    def origin_for(self, rung_id: str) -> str:
+        return f"{self.origin_prefix}{rung_id}"
+
+
+class DispatchClimber(models.Model):
+    dispatch = models.ForeignKey(Dispatch, on_delete=models.CASCADE, related_name="climbers")
+    position = models.PositiveIntegerField()
+    key = models.CharField(max_length=500)
+    combination = models.ForeignKey(
+        "runs.Combination", null=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    # The combination cell, pinned when the climber first resolves and never resolved again.
+    cell = models.JSONField(null=True, blank=True)
+    # Verdicts the launch passes wrote: {rungId: "passed" | "failed"}.
+    verdicts = models.JSONField(default=dict)
+    retried_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["dispatch", "position"]
+        constraints = [
+            models.UniqueConstraint(fields=["dispatch", "key"], name="one_climber_per_key"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.key} in dispatch {self.dispatch_id}"
+
+
+class DispatchCell(models.Model):
+    """A coverage cell one of the dispatch's rung slots reads: one indexed lookup finds every
+    running dispatch a finished job feeds, and every ladder whose slots read a run."""
+
+    dispatch = models.ForeignKey(Dispatch, on_delete=models.CASCADE, related_name="cells")
+    cell_key = models.CharField(max_length=700)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["dispatch", "cell_key"], name="unique_dispatch_cell"),
+        ]
+        indexes = [models.Index(fields=["cell_key"], name="dispatch_cell_key")]
+
+    def __str__(self) -> str:
+        return f"{self.cell_key} held by dispatch {self.dispatch_id}"

@@ -1,0 +1,100 @@
+"""How ladders follow the run substrate: every subscriber only locks or enqueues."""
+
+from django.db.models import Q
+
+from ladders.models import Dispatch, DispatchCell, DispatchClimber, DispatchStatus
+from ladders.tasks import launch_pass
+from loopweb import tasking
+from loopweb.runs.cells import CombinationCell
+from loopweb.runs.services import mark_canceled
+
+
+def ladder_id_of(origin: str) -> int | None:
+    if not origin.startswith("ladder:"):
+        return None
+    head = origin[len("ladder:") :].split("/", 1)[0]
+    return int(head) if head.isdigit() else None
+
+
+def lock_dispatch_of_origin(sender, origin: str, **kwargs) -> None:
+    """Before a ladder's job is ended, take its dispatch's lock: a retry enqueued now is then
+    ordered strictly before or after a Stop's sweep, never beside it."""
+    ladder_id = ladder_id_of(origin)
+    if ladder_id is not None:
+        # Dispatch before job: the same order Stop and the launch pass take their locks in.
+        list(
+            Dispatch.objects.select_for_update(no_key=True)
+            .filter(ladder_id=ladder_id)
+            .values_list("pk", flat=True)
+        )
+
+
+def cancel_retry_of_stopped_dispatch(sender, retry, **kwargs) -> None:
+    """A retry is checked like a launch pass: its dispatch must still be the ladder's running
+    one. A retry of a job a stopped (or since replaced) dispatch launched is cancelled; the jobs
+    of a deleted ladder are left alone."""
+    ladder_id = ladder_id_of(retry.origin)
+    if ladder_id is None:
+        return
+    current = (
+        Dispatch.objects.filter(ladder_id=ladder_id).values_list("dispatch_id", "status").first()
+    )
+    if current is None:
+        return
+    dispatch_id, status = current
+    own = retry.origin.startswith(f"ladder:{ladder_id}/{dispatch_id}/")
+    if status != DispatchStatus.RUNNING or not own or _slot_decided_early(retry, dispatch_id):
+        mark_canceled([retry])
+
+
+def _slot_decided_early(retry, dispatch_id: str) -> bool:
+    """With earlyStop, a slot decided while an attempt was under way needs no retry of it."""
+    rung_id = retry.origin.rsplit("/", 1)[-1]
+    combination_key = retry.cell_key.split("::", 1)[-1]
+    dispatch = Dispatch.objects.filter(dispatch_id=dispatch_id).only("snapshot").first()
+    if dispatch is None or not dispatch.snapshot["gate"].get("earlyStop"):
+        return False
+    for cell, verdicts in DispatchClimber.objects.filter(dispatch=dispatch).values_list(
+        "cell", "verdicts"
+    ):
+        if cell and rung_id in (verdicts or {}):
+            if CombinationCell.from_json(cell).key == combination_key:
+                return True
+    return False
+
+
+def feed_dispatches(cell_keys: set[str]) -> None:
+    """Enqueue a launch pass for every running dispatch that holds one of these cells."""
+    if not cell_keys:
+        return
+    ladder_ids = (
+        DispatchCell.objects.filter(cell_key__in=cell_keys, dispatch__status=DispatchStatus.RUNNING)
+        .values_list("dispatch__ladder_id", flat=True)
+        .distinct()
+    )
+    for ladder_id in sorted(set(ladder_ids)):
+        tasking.enqueue(launch_pass, ladder_id)
+
+
+def on_jobs_ended(sender, jobs, **kwargs) -> None:
+    feed_dispatches({job.cell_key for job in jobs})
+
+
+def on_run_pushed(sender, run, created, **kwargs) -> None:
+    # A push that ended its job fed the dispatches through ``jobs_ended`` already, and a failed
+    # attempt that enqueued a retry feeds nothing. A run without a job, a re-push, and a run for
+    # a job cancelled earlier feed them here.
+    job = run.job
+    if job is not None and job.retry_id is not None:
+        return
+    if created and job is not None and job.status != "canceled":
+        return
+    feed_dispatches({run.cell_key})
+
+
+def visible_through_ladders(user) -> Q:
+    """A run is readable by the owners and reviewers of ladders whose slots read it."""
+    cells = DispatchCell.objects.filter(
+        Q(dispatch__ladder__owner=user) | Q(dispatch__ladder__reviewers=user)
+    ).values("cell_key")
+    return Q(cell_key__in=cells)

@@ -1,0 +1,555 @@
+"""Writes of the ladder engine: configuration, Run, Stop, Retry and the launch pass.
+
+The claim (SPEC §5): launch passes, Stop, Retry and Run of one ladder each hold a row lock on
+the ladder's dispatch for their whole transaction, so they apply one after another. Locks are
+always taken ladder, then dispatch, then jobs.
+"""
+
+import logging
+from dataclasses import dataclass
+
+from django.core.exceptions import ValidationError
+from django.db import transaction
+from django.db.models import Q
+from django.utils import timezone
+
+from ladders import evidence
+from ladders.config import MAX_RUNGS, rung_problems
+from ladders.models import (
+    Dispatch,
+    DispatchCell,
+    DispatchClimber,
+    DispatchStatus,
+    Ladder,
+    LadderCombination,
+    LadderGroup,
+    Rung,
+    mint_dispatch_id,
+    mint_rung_id,
+)
+from ladders.standing import BLOCKED, FAILING, RUNNING, UNLAUNCHABLE, evaluate
+from ladders.tasks import launch_pass
+from loopweb import tasking
+from loopweb.runs.cells import CombinationCell, cell_key
+from loopweb.runs.errors import Conflict
+from loopweb.runs.models import (
+    IN_FLIGHT,
+    NOT_STARTED,
+    Combination,
+    GroupMember,
+    Job,
+    Outcome,
+    Run,
+)
+from loopweb.runs.resolve import CatalogView, Unresolvable, combination_cell
+from loopweb.runs.services import mark_canceled, new_job
+
+log = logging.getLogger(__name__)
+
+
+# Configuration ------------------------------------------------------------------------------
+
+
+def save_ladder(*, owner, data: dict, ladder: Ladder | None = None) -> Ladder:
+    """Create or replace a ladder's configuration. Never touches a running dispatch."""
+    problems = rung_problems(data["rungs"])
+    if problems:
+        raise ValidationError(problems)
+    with transaction.atomic():
+        if ladder is None:
+            ladder = Ladder(owner=owner)
+        else:
+            # Serialise concurrent edits and Runs of one ladder.
+            ladder = Ladder.objects.select_for_update().get(pk=ladder.pk)
+        ladder.name = data["name"]
+        ladder.gate = data["gate"]
+        ladder.runs_per_cell = data["runsPerCell"]
+        ladder.runs_in_flight_limit = data["runsInFlightLimit"]
+        ladder.retry_count = data["retryCount"]
+        ladder.outer_axis = data["outerAxis"]
+        ladder.save()
+        _save_rungs(ladder, data["rungs"])
+        LadderGroup.objects.filter(ladder=ladder).delete()
+        LadderGroup.objects.bulk_create(
+            LadderGroup(ladder=ladder, group_id=g, position=i) for i, g in enumerate(data["groups"])
+        )
+        LadderCombination.objects.filter(ladder=ladder).delete()
+        LadderCombination.objects.bulk_create(
+            LadderCombination(ladder=ladder, combination_id=c, position=i)
+            for i, c in enumerate(data["combinations"])
+        )
+        ladder.reviewers.set(data["reviewers"])
+    return ladder
+
+
+def _save_rungs(ladder: Ladder, rungs: list[dict]) -> None:
+    existing = {r.rung_id: r for r in Rung.objects.filter(ladder=ladder)}
+    unknown = [r["id"] for r in rungs if r.get("id") and r["id"] not in existing]
+    if unknown:
+        index = next(i for i, r in enumerate(rungs) if r.get("id") in unknown)
+        raise ValidationError(
+            {f"rungs.{index}.id": ["This rung id does not belong to the ladder."]}
+        )
+    kept = {r["id"] for r in rungs if r.get("id")}
+    Rung.objects.filter(ladder=ladder).exclude(rung_id__in=kept).delete()
+    # Positions are rewritten in two steps so no transient duplicate ever matters.
+    to_update, to_create = [], []
+    for position, spec in enumerate(rungs):
+        rung = existing.get(spec.get("id")) or Rung(ladder=ladder, rung_id=mint_rung_id())
+        rung.position = position
+        rung.case = spec["case"]
+        rung.version = spec["version"]
+        rung.variant = spec["variant"]
+        rung.engine = spec["engine"]
+        rung.runs = spec["runs"]
+        (to_update if rung.pk else to_create).append(rung)
+    Rung.objects.bulk_update(
+        to_update, ["position", "case", "version", "variant", "engine", "runs"]
+    )
+    Rung.objects.bulk_create(to_create)
+
+
+def reorder_rungs(*, ladder: Ladder, order: list[str]) -> None:
+    with transaction.atomic():
+        ladder = Ladder.objects.select_for_update().get(pk=ladder.pk)
+        rungs = {r.rung_id: r for r in Rung.objects.filter(ladder=ladder)}
+        if len(order) != len(rungs) or set(order) != set(rungs):
+            raise ValidationError(
+                {"order": ["Give every rung id of the ladder exactly once, and nothing else."]}
+            )
+        for position, rung_id in enumerate(order):
+            rungs[rung_id].position = position
+        Rung.objects.bulk_update(rungs.values(), ["position"])
+        ladder.save(update_fields=["updated_at"])
+
+
+def delete_ladder(*, ladder: Ladder) -> None:
+    """Deletes the ladder and its dispatch; the dispatch's jobs stay (they only name it)."""
+    with transaction.atomic():
+        ladder.delete()
+
+
+# Run -----------------------------------------------------------------------------------------
+
+
+def declared_combinations(ladder: Ladder) -> list[Combination]:
+    """Group members in group order, then the one-offs, in declaration order."""
+    group_ids = list(
+        LadderGroup.objects.filter(ladder=ladder)
+        .order_by("position")
+        .values_list("group_id", flat=True)
+    )
+    members = GroupMember.objects.filter(group_id__in=group_ids).select_related("combination")
+    by_group: dict[int, list[Combination]] = {}
+    for member in members.order_by("position"):
+        by_group.setdefault(member.group_id, []).append(member.combination)
+    declared = [c for g in group_ids for c in by_group.get(g, [])]
+    declared += [
+        link.combination
+        for link in LadderCombination.objects.filter(ladder=ladder)
+        .select_related("combination")
+        .order_by("position")
+    ]
+    return declared
+
+
+def start_dispatch(*, ladder: Ladder, run_pass: bool = True) -> Dispatch:
+    """Run: snapshot the configuration, resolve the climbers, mint a dispatch, launch."""
+    with transaction.atomic():
+        ladder = (
+            Ladder.objects.select_for_update(of=("self",))
+            .select_related("owner__account")
+            .get(pk=ladder.pk)
+        )
+        # The claim: no pass, Stop or Retry of the previous dispatch runs while it is replaced.
+        dispatch = Dispatch.objects.select_for_update().filter(ladder=ladder).first()
+        if dispatch is not None and dispatch.status == DispatchStatus.RUNNING:
+            raise Conflict("A dispatch of this ladder is running; stop it before a new Run.")
+        rungs = list(Rung.objects.filter(ladder=ladder).order_by("position"))
+        specs = [
+            {"case": r.case, "version": r.version, "variant": r.variant, "engine": r.engine}
+            for r in rungs
+        ]
+        problems = rung_problems(specs)
+        if problems:
+            raise ValidationError(problems)
+        if not rungs:
+            raise ValidationError({"rungs": ["Add at least one rung before running the ladder."]})
+        if len(rungs) > MAX_RUNGS:
+            raise ValidationError({"rungs": [f"A ladder holds at most {MAX_RUNGS} rungs."]})
+        climbers = _resolve_climbers(declared_combinations(ladder))
+        if not climbers:
+            raise ValidationError(
+                {"climbers": ["Add a combination group or a combination before running."]}
+            )
+        snapshot = _snapshot(ladder, rungs)
+        if dispatch is None:
+            dispatch = Dispatch(ladder=ladder)
+        else:
+            DispatchClimber.objects.filter(dispatch=dispatch).delete()
+            DispatchCell.objects.filter(dispatch=dispatch).delete()
+        dispatch.dispatch_id = mint_dispatch_id()
+        dispatch.status = DispatchStatus.RUNNING
+        dispatch.snapshot = snapshot
+        dispatch.started_at = timezone.now()
+        dispatch.ended_at = None
+        dispatch.passes = 0
+        dispatch.save()
+        for climber in climbers:
+            climber.dispatch = dispatch
+        DispatchClimber.objects.bulk_create(climbers)
+        _hold_cells(dispatch, [c for c in climbers if c.cell], evidence.snapshot_rungs(snapshot))
+        tasking.enqueue(launch_pass, ladder.pk)
+    if run_pass:
+        launch_pass_now(ladder.pk)
+    return dispatch
+
+
+def _snapshot(ladder: Ladder, rungs: list[Rung]) -> dict:
+    limit = ladder.runs_in_flight_limit
+    if limit is None:
+        limit = ladder.owner.account.runs_in_flight_limit
+    return {
+        "name": ladder.name,
+        "rungs": [
+            {
+                "id": r.rung_id,
+                "case": r.case,
+                "version": r.version,
+                "variant": r.variant,
+                "engine": r.engine,
+                "runs": r.runs or ladder.runs_per_cell,
+            }
+            for r in rungs
+        ],
+        "gate": ladder.gate,
+        "outerAxis": ladder.outer_axis,
+        "runsInFlightLimit": limit,
+        "retryCount": min(ladder.retry_count, 10),
+    }
+
+
+def _resolve_climbers(declared: list[Combination]) -> list[DispatchClimber]:
+    """One climber per distinct combination and per distinct cells; the first declaration wins."""
+    catalog = CatalogView.load(declared)
+    climbers, keys, cells = [], set(), set()
+    for combination in declared:
+        if combination.key in keys:
+            continue
+        try:
+            cell = combination_cell(combination, catalog)
+        except Unresolvable:
+            cell = None
+        if cell is not None and cell.key in cells:
+            continue
+        keys.add(combination.key)
+        if cell is not None:
+            cells.add(cell.key)
+        climbers.append(
+            DispatchClimber(
+                position=len(climbers),
+                key=combination.key,
+                combination=combination,
+                cell=cell.as_json() if cell else None,
+            )
+        )
+    return climbers
+
+
+def _hold_cells(dispatch: Dispatch, climbers, rungs) -> None:
+    DispatchCell.objects.bulk_create(
+        [
+            DispatchCell(
+                dispatch=dispatch, cell_key=cell_key(r.pin, CombinationCell.from_json(c.cell))
+            )
+            for c in climbers
+            for r in rungs
+        ],
+        ignore_conflicts=True,
+    )
+
+
+# Stop and Retry ----------------------------------------------------------------------------
+
+
+def stop_dispatch(*, ladder: Ladder, cancel_running: bool = False) -> int:
+    """End the running dispatch and cancel the jobs this ladder's dispatches left in flight:
+    queued and pending ones, and with ``cancel_running`` dispatched, starting and running ones.
+    Returns how many jobs were cancelled."""
+    with transaction.atomic():
+        # The claim: a pass in progress finishes (or has not started) before the Stop lands.
+        dispatch = Dispatch.objects.select_for_update().filter(ladder=ladder).first()
+        if dispatch is None or dispatch.status != DispatchStatus.RUNNING:
+            raise Conflict("This ladder has no running dispatch to stop.")
+        dispatch.status = DispatchStatus.STOPPED
+        dispatch.ended_at = timezone.now()
+        dispatch.save(update_fields=["status", "ended_at"])
+        statuses = IN_FLIGHT if cancel_running else NOT_STARTED
+        # Lock the jobs so a claim or a status report in progress lands before the cancel.
+        jobs = list(
+            Job.objects.select_for_update()
+            .filter(origin__startswith=f"ladder:{ladder.pk}/", status__in=statuses)
+            .only("id", "cell_key", "origin", "status")
+        )
+        return mark_canceled(jobs)
+
+
+def retry_climber(*, ladder: Ladder, key: str, run_pass: bool = True) -> None:
+    with transaction.atomic():
+        dispatch = Dispatch.objects.select_for_update().filter(ladder=ladder).first()
+        if dispatch is None or dispatch.status != DispatchStatus.RUNNING:
+            raise Conflict("This ladder has no running dispatch; press Run instead.")
+        [loaded] = evidence.load([dispatch])
+        standing = _evaluate(loaded)
+        for row, climber in zip(loaded.climbers, standing.climbers, strict=True):
+            if row.key != key:
+                continue
+            if not _retryable(climber, standing, dispatch.snapshot["runsInFlightLimit"]):
+                raise Conflict(
+                    "Only a climber blocked as failing or unlaunchable can be retried; "
+                    f"this one is {climber.status}"
+                    + (f" ({climber.blocked_reason})" if climber.blocked_reason else "")
+                    + "."
+                )
+            row.retried_at = timezone.now()
+            row.save(update_fields=["retried_at"])
+            tasking.enqueue(launch_pass, ladder.pk)
+            break
+        else:
+            raise ValidationError({"climber": [f"The dispatch has no climber with key {key!r}."]})
+    if run_pass:
+        launch_pass_now(ladder.pk)
+
+
+def _retryable(climber, standing, limit: int) -> bool:
+    if climber.status == BLOCKED:
+        return climber.blocked_reason in (FAILING, UNLAUNCHABLE)
+    # Fixing an unlaunchable climber's configuration or catalog entry makes it read running at
+    # once, yet nothing launches it until a pass runs: its Retry is that pass. Only such a
+    # climber reads running with runs missing, none in flight and room under the limit.
+    return (
+        climber.status == RUNNING
+        and climber.missing > 0
+        and climber.tally is not None
+        and climber.tally.in_flight == 0
+        and standing.launched_in_flight < limit
+    )
+
+
+# The launch pass ---------------------------------------------------------------------------
+
+
+@dataclass
+class PassReport:
+    dispatch: str
+    launched: int
+    cancelled: int
+    published: int
+    finished: bool
+
+
+def _evaluate(loaded: evidence.Loaded, running: bool = True):
+    return evaluate(
+        rungs=loaded.rungs,
+        climbers=loaded.inputs,
+        gate=loaded.gate,
+        evidence=loaded.evidence,
+        running=running,
+    )
+
+
+def launch_pass_now(ladder_id: int) -> PassReport | None:
+    """Run a pass for a request that triggered one; its task is already queued, so a failure
+    here is logged, never raised."""
+    try:
+        return run_launch_pass(ladder_id=ladder_id)
+    except Exception:
+        log.exception("launch pass of ladder %s failed; its queued task will run it", ladder_id)
+        return None
+
+
+def run_launch_pass(*, ladder_id: int) -> PassReport | None:
+    """Record every verdict the gate can now decide, then launch what each climber's current
+    rung is missing, up to the dispatch's limit, in its climb order."""
+    with transaction.atomic():
+        # The claim: one pass at a time per ladder, and never beside a Stop, Retry or Run.
+        dispatch = (
+            Dispatch.objects.select_for_update(of=("self",))
+            .select_related("ladder")
+            .filter(ladder_id=ladder_id)
+            .first()
+        )
+        if dispatch is None or dispatch.status != DispatchStatus.RUNNING:
+            return None
+        [loaded] = evidence.load([dispatch])
+        standing = _evaluate(loaded)
+
+        _record(dispatch, loaded, standing)
+        cancelled = _cancel_decided(dispatch, loaded, standing)
+        published = _publish(standing)
+        jobs = _launch(dispatch, loaded, standing, cancelled)
+
+        in_flight = standing.launched_in_flight - cancelled + len(jobs)
+        finished = standing.settled and in_flight == 0
+        if finished:
+            dispatch.status = DispatchStatus.FINISHED
+            dispatch.ended_at = timezone.now()
+        dispatch.passes += 1
+        dispatch.save(update_fields=["status", "ended_at", "passes"])
+        return PassReport(dispatch.dispatch_id, len(jobs), cancelled, published, finished)
+
+
+def _record(dispatch, loaded, standing) -> None:
+    """Pin newly resolved cells and write newly decided verdicts."""
+    changed, pinned = [], []
+    for row, climber in zip(loaded.climbers, standing.climbers, strict=True):
+        if climber.pin_now:
+            row.cell = climber.cell.as_json()
+            pinned.append(row)
+        if climber.new_verdicts:
+            row.verdicts = {**row.verdicts, **climber.new_verdicts}
+        if climber.pin_now or climber.new_verdicts:
+            changed.append(row)
+    if changed:
+        DispatchClimber.objects.bulk_update(changed, ["cell", "verdicts"])
+    if pinned:
+        _hold_cells(dispatch, pinned, loaded.rungs)
+
+
+def _cancel_decided(dispatch, loaded, standing) -> int:
+    """With earlyStop, a decision cancels the queued and pending jobs the dispatch launched for
+    the slot; dispatched and running ones finish and their runs are kept."""
+    if not loaded.gate.early_stop:
+        return 0
+    decided = Q()
+    any_decided = False
+    for climber in standing.climbers:
+        for slot in climber.slots:
+            if slot.rung in climber.new_verdicts and slot.launched:
+                decided |= Q(origin=dispatch.origin_for(slot.rung), cell_key=slot.cell_key)
+                any_decided = True
+    if not any_decided:
+        return 0
+    jobs = list(
+        Job.objects.select_for_update()
+        .filter(decided, status__in=NOT_STARTED)
+        .only("id", "cell_key", "origin", "status")
+    )
+    return mark_canceled(jobs)
+
+
+def _publish(standing) -> int:
+    """A completed run a dispatch counts is published, whoever launched it."""
+    ids = [
+        run_id for climber in standing.climbers for slot in climber.slots for run_id in slot.run_ids
+    ]
+    if not ids:
+        return 0
+    return Run.objects.filter(pk__in=ids, outcome=Outcome.COMPLETED, published=False).update(
+        published=True
+    )
+
+
+def _launch(dispatch, loaded, standing, cancelled: int) -> list[Job]:
+    snapshot = dispatch.snapshot
+    room = snapshot["runsInFlightLimit"] - (standing.launched_in_flight - cancelled)
+    if room <= 0:
+        return []
+    rung_index = {r.id: i for i, r in enumerate(loaded.rungs)}
+    rungs = {r.id: r for r in loaded.rungs}
+    candidates = [
+        (rung_index[c.current_rung], i, c, row)
+        for i, (row, c) in enumerate(zip(loaded.climbers, standing.climbers, strict=True))
+        if c.status == RUNNING and c.missing > 0
+    ]
+    if snapshot["outerAxis"] == "combination":
+        candidates.sort(key=lambda x: (x[1], x[0]))
+    else:
+        candidates.sort(key=lambda x: (x[0], x[1]))
+    jobs = []
+    for _, _, climber, row in candidates:
+        rung = rungs[climber.current_rung]
+        count = min(climber.missing, room - len(jobs))
+        jobs.extend(
+            new_job(
+                owner=dispatch.ladder.owner,
+                pin=rung.pin,
+                combination=row.combination,
+                cell=climber.cell,
+                origin=dispatch.origin_for(rung.id),
+                retry_count=snapshot["retryCount"],
+            )
+            for _ in range(count)
+        )
+        if len(jobs) >= room:
+            break
+    if not jobs:
+        return []
+    # Checked immediately before enqueuing and again after: a Stop never leaves a refilled queue.
+    if not _still_running(dispatch):
+        return []
+    created = Job.objects.bulk_create(jobs)
+    if not _still_running(dispatch):
+        mark_canceled(created)
+        return []
+    return created
+
+
+def _still_running(dispatch: Dispatch) -> bool:
+    return Dispatch.objects.filter(
+        pk=dispatch.pk, dispatch_id=dispatch.dispatch_id, status=DispatchStatus.RUNNING
+    ).exists()
+
+
+def launch_passes_for_running() -> int:
+    """Start-up: one pass for every running dispatch."""
+    ids = list(
+        Dispatch.objects.filter(status=DispatchStatus.RUNNING).values_list("ladder_id", flat=True)
+    )
+    for ladder_id in ids:
+        launch_pass_now(ladder_id)
+    return len(ids)
+
+
+# Journaling -------------------------------------------------------------------------------
+
+METRIC_FIELDS = ("usd_micros", "input_tokens", "output_tokens")
+
+
+def journal_dispatch(*, ladder: Ladder, evalset_hash: str, journaled_by=None):
+    """Journal the latest dispatch's standing as one run of an evalset: rung slots passed and
+    failed, the runs its slots read, and their cost when the runs report it."""
+    from evalsets.models import Evalset
+    from evalsets.services import journal_run
+
+    evalset = Evalset.objects.filter(hash=evalset_hash).first()
+    if evalset is None:
+        raise ValidationError({"evalset": [f"No evalset has the hash {evalset_hash!r}."]})
+    with transaction.atomic():
+        dispatch = Dispatch.objects.select_for_update().filter(ladder=ladder).first()
+        if dispatch is None:
+            raise Conflict("This ladder has not been run; there is nothing to journal.")
+        [loaded] = evidence.load([dispatch])
+        standing = _evaluate(loaded, running=dispatch.status == DispatchStatus.RUNNING)
+        counts = standing.slot_counts()
+        run_ids = {r for c in standing.climbers for s in c.slots for r in s.run_ids}
+        summary = {
+            "passed": counts["passed"],
+            "failed": counts["failed"],
+            "total": counts["passed"] + counts["failed"],
+            "runs": len(run_ids),
+        }
+        decided = summary["total"]
+        if decided:
+            summary["error_rate"] = counts["failed"] / decided
+        totals = dict.fromkeys(METRIC_FIELDS, 0)
+        reported = set()
+        for record in Run.objects.filter(pk__in=run_ids).values_list("record", flat=True):
+            metrics = (record or {}).get("metrics") or {}
+            for name in METRIC_FIELDS:
+                value = metrics.get(name)
+                if isinstance(value, int | float) and not isinstance(value, bool):
+                    totals[name] += value
+                    reported.add(name)
+        summary.update({name: totals[name] for name in reported})
+        return journal_run(evalset=evalset, summary=summary, journaled_by=journaled_by)

@@ -1,0 +1,291 @@
+"""Where every climber of a dispatch stands, computed from loaded evidence.
+
+Pure: no ORM. The launch pass acts on a standing (records verdicts, pins cells, launches what
+current rungs miss); progress, the summary and the review queue render one.
+"""
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from ladders.gate import Gate, RunRead, Tally, Verdict, decide, tally
+from loopweb.runs.cells import CasePin, CombinationCell, cell_key
+
+RUNNING = "running"
+BLOCKED = "blocked"
+FAILED = "failed"
+COMPLETED = "completed"
+PASSED = "passed"
+PENDING = "pending"
+SKIPPED = "skipped"
+SLOT_STATUSES = (RUNNING, BLOCKED, PASSED, FAILED, PENDING, SKIPPED)
+
+UNLAUNCHABLE = "unlaunchable"
+FAILING = "failing"
+UNRATED = "unrated"
+
+
+@dataclass(frozen=True, slots=True)
+class RungSnap:
+    id: str
+    pin: CasePin
+    target: int
+
+
+@dataclass(frozen=True, slots=True)
+class SlotRun:
+    id: int
+    outcome: str
+    rating: str | None
+    build_loaded: bool | None
+    published: bool
+
+    def read(self) -> RunRead:
+        return RunRead(self.outcome, self.rating, self.build_loaded)
+
+
+@dataclass(frozen=True, slots=True)
+class Failure:
+    """A job the dispatch launched for a slot that ended with no counted run, retries used up."""
+
+    finished_at: datetime
+    attempt: int
+
+
+@dataclass(slots=True)
+class ClimberInput:
+    key: str
+    label: str
+    pinned: CombinationCell | None
+    live: CombinationCell | None
+    problem: str | None
+    verdicts: Mapping[str, str]
+    retried_at: datetime | None = None
+
+
+@dataclass(slots=True)
+class Evidence:
+    runs: Mapping[str, list[SlotRun]] = field(default_factory=dict)
+    cell_in_flight: Mapping[str, int] = field(default_factory=dict)
+    # Keyed by (rungId, cellKey): the dispatch's own jobs for the slot.
+    launched_in_flight: Mapping[tuple[str, str], int] = field(default_factory=dict)
+    failures: Mapping[tuple[str, str], list[Failure]] = field(default_factory=dict)
+    last_launch: Mapping[tuple[str, str], datetime] = field(default_factory=dict)
+
+
+@dataclass(slots=True)
+class SlotStanding:
+    rung: str
+    status: str
+    cell_key: str | None = None
+    target: int = 0
+    counted: int = 0
+    launched: int = 0
+    run_ids: list[int] = field(default_factory=list)
+    tally: Tally | None = None
+
+    @property
+    def done(self) -> int:
+        if self.status in (RUNNING, BLOCKED):
+            return self.counted
+        if self.status == PENDING:
+            return 0
+        return self.target - min(self.launched, self.target)
+
+
+@dataclass(slots=True)
+class ClimberStanding:
+    key: str
+    label: str
+    status: str
+    cell: CombinationCell | None
+    pin_now: bool = False
+    blocked_reason: str | None = None
+    problem: str | None = None
+    attempts: int | None = None
+    current_rung: str | None = None
+    tally: Tally | None = None
+    missing: int = 0
+    slots: list[SlotStanding] = field(default_factory=list)
+    new_verdicts: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass(slots=True)
+class Standing:
+    climbers: list[ClimberStanding]
+    launched_in_flight: int
+
+    def slot_counts(self) -> dict[str, int]:
+        counts = dict.fromkeys(SLOT_STATUSES, 0)
+        for climber in self.climbers:
+            for slot in climber.slots:
+                counts[slot.status] += 1
+        return counts
+
+    def runs(self) -> dict[str, int]:
+        slots = [slot for climber in self.climbers for slot in climber.slots]
+        return {
+            "total": sum(slot.target for slot in slots),
+            "done": sum(slot.done for slot in slots),
+            "inFlight": self.launched_in_flight,
+        }
+
+    @property
+    def settled(self) -> bool:
+        """Every climber completed or failed."""
+        return all(c.status in (COMPLETED, FAILED) for c in self.climbers)
+
+    @property
+    def needs_attention(self) -> bool:
+        return (
+            self.launched_in_flight == 0
+            and all(c.status != RUNNING for c in self.climbers)
+            and any(c.status == BLOCKED for c in self.climbers)
+        )
+
+
+def evaluate(
+    *,
+    rungs: list[RungSnap],
+    climbers: list[ClimberInput],
+    gate: Gate,
+    evidence: Evidence,
+    running: bool,
+) -> Standing:
+    held: set[str] = {c.pinned.key for c in climbers if c.pinned is not None}
+    standings = []
+    for climber in climbers:
+        cell, pin_now, problem = _resolve(climber, held)
+        if pin_now:
+            held.add(cell.key)
+        standings.append(
+            _climb(climber, cell, pin_now, problem, rungs=rungs, gate=gate, evidence=evidence)
+        )
+    if not running:
+        for standing in standings:
+            for slot in standing.slots:
+                if slot.status in (RUNNING, BLOCKED, PENDING):
+                    slot.status = SKIPPED
+    return Standing(
+        climbers=standings, launched_in_flight=sum(evidence.launched_in_flight.values())
+    )
+
+
+def _resolve(climber: ClimberInput, held: set[str]):
+    """The climber's cell, whether to pin it now, and why it cannot launch (if it cannot)."""
+    if climber.pinned is not None:
+        if climber.live is None:
+            return climber.pinned, False, climber.problem or "its combination no longer resolves"
+        if climber.live.key != climber.pinned.key:
+            return (
+                climber.pinned,
+                False,
+                "its combination now resolves to other cells than the dispatch reads",
+            )
+        return climber.pinned, False, climber.problem
+    if climber.live is None:
+        return None, False, climber.problem or "its combination does not resolve"
+    if climber.live.key in held:
+        return None, False, "its cells are already held by another climber"
+    return climber.live, True, climber.problem
+
+
+def _climb(climber, cell, pin_now, problem, *, rungs, gate, evidence) -> ClimberStanding:
+    standing = ClimberStanding(
+        key=climber.key, label=climber.label, status=COMPLETED, cell=cell, pin_now=pin_now
+    )
+    if cell is None:
+        standing.status = BLOCKED
+        standing.blocked_reason = UNLAUNCHABLE
+        standing.problem = problem
+        standing.current_rung = rungs[0].id if rungs else None
+        standing.slots = [
+            SlotStanding(rung=r.id, status=BLOCKED if i == 0 else PENDING, target=r.target)
+            for i, r in enumerate(rungs)
+        ]
+        return standing
+
+    stopped_at = None  # index of the current or failed rung
+    for index, rung in enumerate(rungs):
+        key = cell_key(rung.pin, cell)
+        runs = evidence.runs.get(key, [])[: rung.target]
+        slot = SlotStanding(
+            rung=rung.id,
+            status=PENDING,
+            cell_key=key,
+            target=rung.target,
+            counted=len(runs),
+            launched=evidence.launched_in_flight.get((rung.id, key), 0),
+        )
+        standing.slots.append(slot)
+        if stopped_at is not None:
+            continue
+        slot.run_ids = [run.id for run in runs]
+        slot.tally = tally(
+            [run.read() for run in runs],
+            target=rung.target,
+            in_flight=evidence.cell_in_flight.get(key, 0),
+            gate=gate,
+        )
+        verdict = climber.verdicts.get(rung.id)
+        if verdict is None:
+            decided = decide(slot.tally, gate)
+            if decided is not None:
+                verdict = decided.value
+                standing.new_verdicts[rung.id] = verdict
+        if verdict == Verdict.PASSED:
+            slot.status = PASSED
+            continue
+        stopped_at = index
+        standing.current_rung = rung.id
+        standing.tally = slot.tally
+        if verdict == Verdict.FAILED:
+            slot.status = FAILED
+            standing.status = FAILED
+            continue
+        _undecided(standing, slot, climber, rung, key, problem, evidence)
+    if stopped_at is not None:
+        later = standing.slots[stopped_at + 1 :]
+        if standing.status == FAILED:
+            for slot in later:
+                slot.status = SKIPPED
+    return standing
+
+
+def _undecided(standing, slot, climber, rung, key, problem, evidence) -> None:
+    t = slot.tally
+    blocking = _blocking_failure(climber, rung.id, key, evidence)
+    missing = t.pending - t.in_flight
+    if t.in_flight > 0:
+        status, reason = RUNNING, None
+    elif blocking is not None:
+        status, reason = BLOCKED, FAILING
+        standing.attempts = blocking.attempt
+    elif missing > 0 and problem:
+        status, reason = BLOCKED, UNLAUNCHABLE
+    elif missing > 0:
+        status, reason = RUNNING, None
+    else:
+        status, reason = BLOCKED, UNRATED
+    slot.status = status
+    standing.status = status
+    standing.blocked_reason = reason
+    if reason == UNLAUNCHABLE:
+        standing.problem = problem
+    if blocking is None and not problem:
+        standing.missing = max(0, missing)
+
+
+def _blocking_failure(climber, rung_id, key, evidence) -> Failure | None:
+    """The exhausted failure that blocks the slot: ended after the climber's last Retry, and not
+    replaced by a launch of the dispatch made after it ended."""
+    last_launch = evidence.last_launch.get((rung_id, key))
+    blocking = None
+    for failure in evidence.failures.get((rung_id, key), []):
+        if climber.retried_at is not None and failure.finished_at <= climber.retried_at:
+            continue
+        if last_launch is not None and last_launch > failure.finished_at:
+            continue
+        if blocking is None or failure.finished_at > blocking.finished_at:
+            blocking = failure
+    return blocking

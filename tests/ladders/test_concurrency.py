@@ -1,0 +1,138 @@
+"""Launch passes, drivers and Stop racing on PostgreSQL, each thread with its own connection."""
+
+import random
+import threading
+import time
+from collections import Counter
+
+import pytest
+from django.db import close_old_connections, connection
+from django.utils import timezone
+
+from ladders import services
+from ladders.models import Dispatch
+from loopweb.runs import services as run_services
+from loopweb.runs.errors import Conflict
+from loopweb.runs.models import IN_FLIGHT, Job
+from tests.factories import UserFactory
+from tests.ladders.builders import PERFECT, climbers, make_ladder, versions
+
+pytestmark = [
+    pytest.mark.django_db(transaction=True),
+    pytest.mark.xdist_group("concurrency"),
+]
+
+
+class Race:
+    def __init__(self):
+        self.errors: list[BaseException] = []
+        self.stop = threading.Event()
+        self.threads: list[threading.Thread] = []
+
+    def spawn(self, fn, *args):
+        def body():
+            try:
+                while not self.stop.is_set():
+                    fn(*args)
+            except BaseException as exc:  # noqa: BLE001 - reported by the test
+                self.errors.append(exc)
+                self.stop.set()
+            finally:
+                close_old_connections()
+                connection.close()
+
+        thread = threading.Thread(target=body, daemon=True)
+        self.threads.append(thread)
+        thread.start()
+
+    def join(self):
+        self.stop.set()
+        for thread in self.threads:
+            thread.join(timeout=60)
+        assert not self.errors, self.errors
+
+
+def drive(driver, rng: random.Random):
+    jobs = run_services.claim_jobs(driver=driver, limit=2)
+    if not jobs:
+        time.sleep(0.005)
+    for job in jobs:
+        try:
+            run_services.report_status(job_id=job.pk, driver=driver, status="running")
+            if job.attempt == 1 and rng.random() < 0.2:
+                run_services.fail_job(job_id=job.pk, driver=driver, failure="infrastructure")
+            else:
+                run_services.push_run(
+                    pushed_by=driver,
+                    job_id=job.pk,
+                    outcome="completed",
+                    record=PERFECT,
+                    finished_at=timezone.now(),
+                )
+        except Conflict:
+            pass  # cancelled under us by a Stop or an early decision
+
+
+def launch(ladder_id):
+    services.run_launch_pass(ladder_id=ladder_id)
+
+
+def launches_per_slot(ladder):
+    return Counter(
+        Job.objects.filter(origin__startswith=f"ladder:{ladder.pk}/", attempt=1).values_list(
+            "origin", "cell_key"
+        )
+    )
+
+
+def test_passes_and_drivers_never_launch_twice_or_past_a_target_or_the_limit(owner):
+    drivers = [UserFactory(username=f"d{i}", role="driver") for i in range(3)]
+    ladder = make_ladder(owner, versions(3), climbers(6), runsPerCell=2, runsInFlightLimit=5)
+    services.start_dispatch(ladder=ladder)
+    race = Race()
+    seen_in_flight = []
+
+    def watch():
+        seen_in_flight.append(
+            Job.objects.filter(
+                origin__startswith=f"ladder:{ladder.pk}/", status__in=IN_FLIGHT
+            ).count()
+        )
+        time.sleep(0.002)
+
+    for i, driver in enumerate(drivers):
+        race.spawn(drive, driver, random.Random(i))
+    for _ in range(3):
+        race.spawn(launch, ladder.pk)
+    race.spawn(watch)
+    deadline = time.monotonic() + 40
+    while time.monotonic() < deadline and not race.stop.is_set():
+        if Dispatch.objects.get(ladder=ladder).status == "finished":
+            break
+        time.sleep(0.1)
+    race.join()
+
+    assert Dispatch.objects.get(ladder=ladder).status == "finished"
+    assert max(seen_in_flight) <= 5
+    assert all(n <= 2 for n in launches_per_slot(ladder).values())
+
+
+def test_stop_and_cancel_running_leaves_nothing_in_flight_under_a_race(owner):
+    drivers = [UserFactory(username=f"s{i}", role="driver") for i in range(3)]
+    ladder = make_ladder(owner, versions(4), climbers(8), runsPerCell=3, runsInFlightLimit=12)
+    services.start_dispatch(ladder=ladder)
+    race = Race()
+    for i, driver in enumerate(drivers):
+        race.spawn(drive, driver, random.Random(10 + i))
+    for _ in range(2):
+        race.spawn(launch, ladder.pk)
+    time.sleep(1.5)
+    cancelled = services.stop_dispatch(ladder=ladder, cancel_running=True)
+    left = Job.objects.filter(origin__startswith=f"ladder:{ladder.pk}/", status__in=IN_FLIGHT)
+    assert left.count() == 0
+    time.sleep(0.5)
+    race.join()
+    assert cancelled >= 0
+    assert left.count() == 0
+    assert Dispatch.objects.get(ladder=ladder).status == "stopped"
+    assert all(n <= 3 for n in launches_per_slot(ladder).values())
