@@ -1,0 +1,56 @@
+"""python -m bench [--smoke] [--json FILE]: run the benchmarks on PostgreSQL.
+
+Uses a database of its own (the DATABASE_URL database's name + "_bench"), created and migrated
+afresh, so nothing else is touched.
+"""
+
+import argparse
+import json
+import os
+import sys
+import urllib.parse
+
+
+def bench_database() -> None:
+    import psycopg
+
+    url = os.environ.get("DATABASE_URL", "postgres://postgres@127.0.0.1:5432/loopweb")
+    parts = urllib.parse.urlparse(url)
+    name = f"{parts.path.lstrip('/') or 'loopweb'}_bench"
+    admin = parts._replace(path="/postgres").geturl()
+    with psycopg.connect(admin, autocommit=True) as conn:
+        conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        conn.execute(f'CREATE DATABASE "{name}"')
+    os.environ["DATABASE_URL"] = parts._replace(path=f"/{name}").geturl()
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(prog="python -m bench")
+    parser.add_argument("--smoke", action="store_true", help="tiny sizes, a quick check")
+    parser.add_argument("--json", help="also write the rows to this file")
+    args = parser.parse_args()
+
+    bench_database()
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "loopweb.settings")
+    os.environ.setdefault("DEBUG", "1")
+    import django
+
+    django.setup()
+    from django.conf import settings
+    from django.core.management import call_command
+
+    settings.DEBUG = False  # no query log growing in memory while measuring
+    call_command("migrate", verbosity=0)
+    from bench.report import table
+    from bench.suite import run_all
+
+    rows = run_all(smoke=args.smoke)
+    print(table(rows))
+    if args.json:
+        with open(args.json, "w") as handle:
+            json.dump([vars(r) for r in rows], handle, indent=2)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

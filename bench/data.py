@@ -1,0 +1,139 @@
+"""Bulk data for the benchmarks."""
+
+import datetime as dt
+import random
+
+from django.contrib.auth import get_user_model
+from django.db import connection
+from django.utils import timezone
+
+from ladders import services
+from ladders.models import Dispatch
+from loopweb.runs.cells import CasePin, CombinationCell, cell_key
+from loopweb.runs.models import Case, CaseVersion, Combination, ModelEntry, Role, Run
+
+CHECKLIST = [{"id": f"i{i}", "text": f"item {i}", "critical": i < 2} for i in range(5)]
+RATINGS = ["flawless", "great", "passable", "scuffed", "broken"]
+
+
+def user(username: str, role: str):
+    found, _ = get_user_model().objects.get_or_create(username=username)
+    found.account.role = role
+    found.account.save()
+    return found
+
+
+def ladder_with_runs(*, climbers: int, rungs: int, runs_per_cell: int, unrelated: int, tag: str):
+    """A ladder of ``climbers`` × ``rungs`` whose every slot is decided by existing runs, plus
+    ``unrelated`` runs of other cells. Returns (ladder, dispatch)."""
+    owner = user(f"bench-owner-{tag}", Role.OWNER)
+    now = timezone.now()
+    versions = []
+    for i in range(rungs):
+        case, _ = Case.objects.get_or_create(
+            slug=f"b{tag}-case-{i}", defaults={"title": f"case {i}", "kind": "functional"}
+        )
+        versions.append(
+            CaseVersion.objects.get_or_create(
+                case=case,
+                version="1",
+                defaults={"ingested_at": now, "variants": ["default"], "checklist": CHECKLIST},
+            )[0]
+        )
+    ModelEntry.objects.bulk_create(
+        [ModelEntry(name=f"b{tag}-m{i}", provider="bench") for i in range(climbers)],
+        ignore_conflicts=True,
+    )
+    combos = []
+    for i in range(climbers):
+        combination = Combination(
+            kind="harness", harness="h", model=f"b{tag}-m{i}", provider="bench"
+        )
+        combination.key = combination.compute_key()
+        combos.append(combination)
+    Combination.objects.bulk_create(combos, ignore_conflicts=True)
+    combos = list(Combination.objects.filter(model__startswith=f"b{tag}-m").order_by("id"))
+    ladder = services.save_ladder(
+        owner=owner,
+        data={
+            "name": f"bench {tag}",
+            "rungs": [
+                {
+                    "case": v.case.slug,
+                    "version": "1",
+                    "variant": "default",
+                    "engine": None,
+                    "runs": None,
+                }
+                for v in versions
+            ],
+            "groups": [],
+            "combinations": [c.pk for c in combos],
+            "gate": {
+                "floor": "scuffed",
+                "threshold": {"count": 1},
+                "unloadedCountsAsBroken": True,
+                "earlyStop": False,
+            },
+            "runsPerCell": runs_per_cell,
+            "runsInFlightLimit": 10_000,
+            "retryCount": 1,
+            "outerAxis": "rung",
+            "reviewers": [],
+        },
+    )
+    rng = random.Random(1)  # noqa: S311
+    rows = []
+    start = now - dt.timedelta(days=1)
+    for c in combos:
+        cell = CombinationCell("h", c.model, "bench")
+        for v in versions:
+            key = cell_key(CasePin(v.case.slug, "1", "default"), cell)
+            for k in range(runs_per_cell):
+                rows.append(
+                    _run(
+                        key,
+                        v.case.slug,
+                        c,
+                        cell,
+                        rng.choice(RATINGS),
+                        start + dt.timedelta(seconds=len(rows) + k),
+                    )
+                )
+    for i in range(unrelated):
+        cell = CombinationCell("other", f"x{i % 500}", "bench")
+        key = cell_key(CasePin(f"unrelated-{i % 200}", "1", "default"), cell)
+        rows.append(
+            _run(
+                key,
+                f"unrelated-{i % 200}",
+                None,
+                cell,
+                rng.choice(RATINGS),
+                start + dt.timedelta(seconds=i),
+            )
+        )
+    Run.objects.bulk_create(rows, batch_size=5000)
+    with connection.cursor() as cursor:
+        cursor.execute("ANALYZE runs_run")
+        cursor.execute("ANALYZE runs_job")
+    services.start_dispatch(ladder=ladder, run_pass=False)
+    return ladder, Dispatch.objects.get(ladder=ladder)
+
+
+def _run(key, case, combination, cell, rating, finished):
+    return Run(
+        case=case,
+        version="1",
+        variant="default",
+        engine=None,
+        combination=combination,
+        cell=cell.as_json(),
+        cell_key=key,
+        outcome="completed",
+        record={},
+        build_loaded=True,
+        validator_rating=rating,
+        counted=True,
+        finished_at=finished,
+    )

@@ -1,0 +1,17 @@
+def table(rows) -> str:
+    header = ["benchmark", "data", "measured (median)", "floor", "ratio", "target", "met"]
+    body = [
+        [
+            r.benchmark,
+            r.data,
+            r.value,
+            r.floor,
+            f"{r.ratio:.2f}",
+            r.target,
+            "yes" if r.met else "NO",
+        ]
+        for r in rows
+    ]
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    lines += ["| " + " | ".join(cells) + " |" for cells in body]
+    return "\n".join(lines)

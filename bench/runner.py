@@ -1,0 +1,300 @@
+"""The four benchmarks. Each returns rows for the report table."""
+
+import json
+import threading
+import time
+import urllib.request
+from collections import Counter
+from dataclasses import dataclass
+
+from django.core.servers.basehttp import ThreadedWSGIServer, WSGIRequestHandler
+from django.core.wsgi import get_wsgi_application
+from django.db import close_old_connections, connection, transaction
+
+from bench import floors
+from bench.data import CHECKLIST, ladder_with_runs, user
+from bench.measure import Timing, timed
+from ladders import selectors, services
+from ladders.evidence import snapshot_rungs
+from ladders.models import DispatchClimber, Ladder
+from loopweb.runs import services as run_services
+from loopweb.runs.cells import CasePin
+from loopweb.runs.models import ApiToken, Combination, Job, Role
+
+
+@dataclass
+class Row:
+    benchmark: str
+    data: str
+    value: str
+    floor: str
+    ratio: float
+    target: str
+    met: bool
+
+
+class Rollback(Exception):
+    pass
+
+
+def slot_cells(dispatch) -> list[str]:
+    from loopweb.runs.cells import CombinationCell, cell_key
+
+    rungs = snapshot_rungs(dispatch.snapshot)
+    return [
+        cell_key(r.pin, CombinationCell.from_json(c.cell))
+        for c in DispatchClimber.objects.filter(dispatch=dispatch)
+        for r in rungs
+    ]
+
+
+def one_pass(ladder: Ladder) -> None:
+    """A full deciding pass, rolled back so every repetition decides everything again."""
+    try:
+        with transaction.atomic():
+            DispatchClimber.objects.filter(dispatch__ladder=ladder).update(verdicts={})
+            services.run_launch_pass(ladder_id=ladder.pk)
+            raise Rollback
+    except Rollback:
+        pass
+
+
+def launch_pass_and_progress(*, climbers, rungs, runs, unrelated, repeat, tag="main"):
+    ladder, dispatch = ladder_with_runs(
+        climbers=climbers, rungs=rungs, runs_per_cell=runs, unrelated=unrelated, tag=tag
+    )
+    cells = slot_cells(dispatch)
+    floor = timed(lambda: floors.tally_floor(cells, runs), repeat=repeat)
+    pass_time = timed(lambda: one_pass(ladder), repeat=repeat)
+    ladder = Ladder.objects.get(pk=ladder.pk)
+    progress = timed(lambda: selectors.ladder_progress(ladder), repeat=repeat)
+    data = f"{climbers}×{rungs}×{runs} + {unrelated:,} unrelated"
+    return ladder, [
+        Row(
+            "launch pass",
+            data,
+            f"{pass_time.median_ms:.0f} ms, {pass_time.queries} queries",
+            f"{floor.median_ms:.0f} ms",
+            pass_time.median_ms / floor.median_ms,
+            "≤ 3× floor, ≤ 25 queries",
+            pass_time.median_ms <= 3 * floor.median_ms and pass_time.queries <= 25,
+        ),
+        Row(
+            "progress read",
+            data,
+            f"{progress.median_ms:.0f} ms, {progress.queries} queries",
+            f"{floor.median_ms:.0f} ms",
+            progress.median_ms / floor.median_ms,
+            "≤ 2× floor",
+            progress.median_ms <= 2 * floor.median_ms,
+        ),
+    ]
+
+
+def pass_growth(sizes, *, rungs, runs, repeat) -> list[Row]:
+    rows = []
+    for climbers in sizes:
+        ladder, _ = ladder_with_runs(
+            climbers=climbers, rungs=rungs, runs_per_cell=runs, unrelated=0, tag=f"g{climbers}"
+        )
+        t = timed(lambda ladder=ladder: one_pass(ladder), repeat=repeat)
+        rows.append(
+            Row(
+                "pass growth",
+                f"{climbers}×{rungs}×{runs}",
+                f"{t.median_ms:.0f} ms, {t.queries} queries",
+                "-",
+                t.median_ms / max(1, climbers * rungs),
+                "flat queries, ~linear time",
+                t.queries <= 25,
+            )
+        )
+    return rows
+
+
+class Server:
+    """The product (plus the floor endpoint) on a threaded WSGI server in this process."""
+
+    def __init__(self):
+        from django.conf import settings
+
+        settings.ROOT_URLCONF = "bench.urls"
+        if "testserver" not in settings.ALLOWED_HOSTS:
+            settings.ALLOWED_HOSTS = [*settings.ALLOWED_HOSTS, "127.0.0.1", "localhost"]
+
+        class Quiet(WSGIRequestHandler):
+            def log_message(self, *args):
+                pass
+
+        self.httpd = ThreadedWSGIServer(("127.0.0.1", 0), Quiet)
+        self.httpd.set_app(get_wsgi_application())
+        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}"
+        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+        self.thread.start()
+
+    def close(self):
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+
+def request(url, token, method="GET", body=None):
+    req = urllib.request.Request(
+        url,
+        data=None if body is None else json.dumps(body).encode(),
+        headers={"Authorization": f"Token {token}", "Content-Type": "application/json"},
+        method=method,
+    )
+    with urllib.request.urlopen(req, timeout=60) as response:  # noqa: S310
+        return response.status, response.read()
+
+
+def concurrently(n_threads: int, work) -> tuple[float, list]:
+    results, errors = [[] for _ in range(n_threads)], []
+
+    def body(i):
+        try:
+            work(i, results[i])
+        except Exception as exc:  # noqa: BLE001 - reported below
+            errors.append(exc)
+        finally:
+            close_old_connections()
+            connection.close()
+
+    threads = [threading.Thread(target=body, args=(i,)) for i in range(n_threads)]
+    start = time.perf_counter()
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    if errors:
+        raise errors[0]
+    return time.perf_counter() - start, results
+
+
+def progress_pollers(server: Server, ladder: Ladder, *, pollers: int, seconds: float) -> Row:
+    _, token = ApiToken.objects.issue(ladder.owner)
+    url = f"{server.url}/api/ladders/{ladder.pk}/progress"
+    deadline = time.monotonic() + seconds
+
+    def poll(i, out):
+        while time.monotonic() < deadline:
+            start = time.perf_counter()
+            status, _ = request(url, token)
+            assert status == 200
+            out.append(time.perf_counter() - start)
+
+    _, results = concurrently(pollers, poll)
+    latencies = [x for r in results for x in r]
+    t = Timing.of(latencies)
+    return Row(
+        "progress read",
+        f"{pollers} concurrent pollers, {len(latencies)} reads",
+        f"p95 {t.p95_ms:.0f} ms",
+        "-",
+        t.p95_ms / 250,
+        "p95 < 250 ms",
+        t.p95_ms < 250,
+    )
+
+
+def _claimed_jobs(n: int, driver, tag: str) -> list[Job]:
+    owner = user(f"bench-launcher-{tag}", Role.OWNER)
+    combination = Combination.objects.filter(model__startswith="b").first()
+    from loopweb.runs.models import Case, CaseVersion
+
+    case, _ = Case.objects.get_or_create(slug=f"push-{tag}", defaults={"title": "push"})
+    CaseVersion.objects.get_or_create(
+        case=case,
+        version="1",
+        defaults={"ingested_at": "2026-01-01T00:00:00Z", "checklist": CHECKLIST},
+    )
+    for _ in range(n):
+        run_services.launch_by_hand(
+            owner=owner, pin=CasePin(case.slug, "1", "default"), combination=combination
+        )
+    return run_services.claim_jobs(driver=driver, limit=n)
+
+
+def push_throughput(server: Server, *, drivers: int, per_driver: int, tag="push") -> Row:
+    driver = user(f"bench-driver-{tag}", Role.DRIVER)
+    _, token = ApiToken.objects.issue(driver)
+    jobs = _claimed_jobs(drivers * per_driver, driver, tag)
+    record = {
+        "checklist": {"i0": True, "i1": True, "i2": True},
+        "toolchain": {"build": "ok", "loaded": True},
+        "metrics": {"runtime_s": 12.5},
+    }
+
+    def push(i, out):
+        for job in jobs[i::drivers]:
+            status, _ = request(
+                f"{server.url}/api/runs/",
+                token,
+                "POST",
+                {
+                    "job": job.pk,
+                    "outcome": "completed",
+                    "record": record,
+                    "finishedAt": "2026-11-30T00:00:00Z",
+                },
+            )
+            assert status == 201, status
+
+    def floor(i, out):
+        for _ in jobs[i::drivers]:
+            status, _ = request(f"{server.url}/bench/insert", token, "POST", {"record": record})
+            assert status == 201
+
+    with connection.cursor() as cursor:
+        cursor.execute("CREATE TABLE IF NOT EXISTS bench_floor (id serial PRIMARY KEY, body text)")
+    floor_time, _ = concurrently(drivers, floor)
+    push_time, _ = concurrently(drivers, push)
+    n = len(jobs)
+    push_rate, floor_rate = n / push_time, n / floor_time
+    return Row(
+        "push",
+        f"{drivers} concurrent drivers, {n} runs over HTTP",
+        f"{push_rate:.0f} runs/s",
+        f"{floor_rate:.0f} inserts/s",
+        push_rate / floor_rate,
+        "≥ 0.5× floor",
+        push_rate >= 0.5 * floor_rate,
+    )
+
+
+def claim_throughput(*, claimers: int, jobs: int, tag="claim") -> Row:
+    driver = user(f"bench-claimer-{tag}", Role.DRIVER)
+    owner = user(f"bench-launcher-{tag}", Role.OWNER)
+    combination = Combination.objects.filter(model__startswith="b").first()
+
+    def enqueue():
+        Job.objects.filter(status__in=["queued", "pending"]).update(status="canceled")
+        for _ in range(jobs):
+            run_services.launch_by_hand(
+                owner=owner, pin=CasePin("claim-case", "1", "default"), combination=combination
+            )
+
+    def claim(i, out):
+        while claimed := run_services.claim_jobs(driver=driver, limit=1):
+            out.extend(j.pk for j in claimed)
+
+    def bare(i, out):
+        while (job_id := floors.claim_floor()) is not None:
+            out.append(job_id)
+
+    enqueue()
+    floor_time, floor_ids = concurrently(claimers, bare)
+    enqueue()
+    claim_time, claim_ids = concurrently(claimers, claim)
+    ids = [x for r in claim_ids for x in r]
+    doubles = sum(n - 1 for n in Counter(ids).values() if n > 1)
+    rate, floor_rate = len(ids) / claim_time, sum(map(len, floor_ids)) / floor_time
+    return Row(
+        "claim",
+        f"{claimers} concurrent claimers, {jobs} jobs",
+        f"{rate:.0f} claims/s, {doubles} double claims",
+        f"{floor_rate:.0f} claims/s",
+        rate / floor_rate,
+        "≥ 0.5× floor, zero double claims",
+        rate >= 0.5 * floor_rate and doubles == 0 and len(ids) == jobs,
+    )

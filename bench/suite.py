@@ -1,0 +1,29 @@
+from bench import runner
+
+FULL = {"climbers": 200, "rungs": 50, "runs": 3, "unrelated": 100_000, "repeat": 7}
+SMOKE = {"climbers": 4, "rungs": 3, "runs": 2, "unrelated": 50, "repeat": 2}
+
+
+def run_all(*, smoke: bool = False) -> list:
+    size = SMOKE if smoke else FULL
+    ladder, rows = runner.launch_pass_and_progress(**size)
+    server = runner.Server()
+    try:
+        rows.append(
+            runner.progress_pollers(
+                server, ladder, pollers=4 if smoke else 20, seconds=1 if smoke else 10
+            )
+        )
+        rows.append(
+            runner.push_throughput(
+                server, drivers=4 if smoke else 16, per_driver=3 if smoke else 40
+            )
+        )
+    finally:
+        server.close()
+    rows.append(runner.claim_throughput(claimers=4 if smoke else 32, jobs=20 if smoke else 2000))
+    sizes = (2, 4) if smoke else (10, 200, 1000)
+    rows += runner.pass_growth(
+        sizes, rungs=3 if smoke else 50, runs=size["runs"], repeat=2 if smoke else 3
+    )
+    return rows
