@@ -2,10 +2,17 @@ from django.contrib import admin
 from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
+handler404 = "loopweb.runs.api.errors.not_found"
+
 urlpatterns = [
     path("admin/", admin.site.urls),
     path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="api-docs"),
+    path("api/", include("ladders.urls")),
+    path("api/", include("signals_app.urls")),
+    path("api/", include("evalsets.urls")),
     path("api/", include("loopweb.runs.api.urls")),
+    path("", include("signals_app.console_urls")),
+    path("", include("evalsets.console_urls")),
     path("", include("loopweb.console.urls")),
 ]
