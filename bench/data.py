@@ -135,5 +135,7 @@ def _run(key, case, combination, cell, rating, finished):
         build_loaded=True,
         validator_rating=rating,
         counted=True,
+        # Steady state: the runs were read, and so published, by an earlier dispatch.
+        published=True,
         finished_at=finished,
     )

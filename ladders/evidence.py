@@ -18,7 +18,7 @@ from django.db.models import Count, F, Max, Q, Window
 from django.db.models.functions import RowNumber
 
 from ladders.gate import Gate
-from ladders.models import Dispatch, DispatchClimber
+from ladders.models import Dispatch, DispatchCell, DispatchClimber
 from ladders.standing import ClimberInput, Evidence, Failure, RungSnap, SlotRun
 from loopweb.runs.cells import CasePin, CombinationCell, cell_key
 from loopweb.runs.models import IN_FLIGHT, Job, JobStatus, Outcome, Run
@@ -92,14 +92,15 @@ def load(dispatches: list[Dispatch]) -> list[Loaded]:
         c.combination for cs in climbers.values() for c in cs if c.combination is not None
     )
 
-    loaded, keys, max_target = [], set(), 1
+    # Pinned climbers' cells are held in DispatchCell and matched by a join; only the cells of
+    # climbers that resolve for the first time now travel as parameters.
+    loaded, unpinned, max_target = [], set(), 1
     for dispatch in dispatches:
         rungs = snapshot_rungs(dispatch.snapshot)
         inputs = [_input(c, catalog) for c in climbers[dispatch.pk]]
         for item in inputs:
-            cell = item.pinned or item.live
-            if cell is not None:
-                keys.update(cell_key(r.pin, cell) for r in rungs)
+            if item.pinned is None and item.live is not None:
+                unpinned.update(cell_key(r.pin, item.live) for r in rungs)
         max_target = max([max_target, *(r.target for r in rungs)])
         loaded.append(
             Loaded(
@@ -112,8 +113,11 @@ def load(dispatches: list[Dispatch]) -> list[Loaded]:
             )
         )
 
-    runs = _slot_runs(keys, max_target)
-    cell_in_flight = _cell_in_flight(keys)
+    cells = Q(cell_key__in=DispatchCell.objects.filter(dispatch__in=by_id).values("cell_key"))
+    if unpinned:
+        cells |= Q(cell_key__in=unpinned)
+    runs = _slot_runs(cells, max_target)
+    cell_in_flight = _cell_in_flight(cells)
     prefixes = {d.origin_prefix: d.pk for d in dispatches}
     launched, failures, last_launch = _dispatch_jobs(prefixes)
     for item in loaded:
@@ -128,11 +132,9 @@ def load(dispatches: list[Dispatch]) -> list[Loaded]:
     return loaded
 
 
-def _slot_runs(keys: set[str], max_target: int) -> dict[str, list[SlotRun]]:
-    if not keys:
-        return {}
+def _slot_runs(cells: Q, max_target: int) -> dict[str, list[SlotRun]]:
     rows = (
-        Run.objects.filter(cell_key__in=keys, counted=True)
+        Run.objects.filter(cells, counted=True)
         .annotate(
             rank=Window(
                 RowNumber(),
@@ -142,7 +144,15 @@ def _slot_runs(keys: set[str], max_target: int) -> dict[str, list[SlotRun]]:
         )
         .filter(rank__lte=max_target)
         .order_by("cell_key", "finished_at", "id")
-        .values_list("cell_key", "id", "outcome", "validator_rating", "build_loaded", "published")
+        .values_list(
+            "cell_key",
+            "id",
+            "outcome",
+            "validator_rating",
+            "build_loaded",
+            "published",
+            "finished_at",
+        )
     )
     runs: dict[str, list[SlotRun]] = defaultdict(list)
     for key, *fields in rows:
@@ -150,11 +160,9 @@ def _slot_runs(keys: set[str], max_target: int) -> dict[str, list[SlotRun]]:
     return runs
 
 
-def _cell_in_flight(keys: set[str]) -> dict[str, int]:
-    if not keys:
-        return {}
+def _cell_in_flight(cells: Q) -> dict[str, int]:
     return dict(
-        Job.objects.filter(cell_key__in=keys, status__in=IN_FLIGHT)
+        Job.objects.filter(cells, status__in=IN_FLIGHT)
         .values("cell_key")
         .annotate(n=Count("id"))
         .values_list("cell_key", "n")

@@ -7,9 +7,9 @@ computed live here and persisted by the next pass.
 from django.db.models import Count, Q
 
 from ladders import evidence
-from ladders.models import Dispatch, DispatchStatus, Ladder, Rung
+from ladders.models import Dispatch, DispatchCell, DispatchStatus, Ladder, Rung
 from ladders.standing import Standing, evaluate
-from loopweb.runs.models import CaseVersion, Outcome, Review, Run
+from loopweb.runs.models import CaseVersion, Outcome, Review
 
 NOT_RUN_YET = "notRunYet"
 NEEDS_ATTENTION = "needsAttention"
@@ -157,36 +157,32 @@ def _queue(ladder: Ladder, loaded: evidence.Loaded, standing: Standing) -> list[
     entries, seen = [], set()
     for index, rung in enumerate(loaded.rungs):
         for climber in standing.climbers:
-            slot = climber.slots[index]
-            for run_id in slot.run_ids:
-                if run_id not in seen:
-                    seen.add(run_id)
-                    entries.append((run_id, rung.id, climber.key))
+            for run in climber.slots[index].runs:
+                if run.outcome == Outcome.COMPLETED and run.id not in seen:
+                    seen.add(run.id)
+                    entries.append((run, rung.id, climber.key))
     if not entries:
         return []
-    ids = [e[0] for e in entries]
-    readers = [ladder.owner_id, *ladder.reviewers.values_list("pk", flat=True)]
+    readers = Q(reviewer=ladder.owner_id) | Q(reviewer__in=ladder.reviewers.values("pk"))
+    # Reviews of the runs of the dispatch's cells, by a join rather than thousands of ids.
     reviewed = set(
-        Review.objects.filter(run_id__in=ids, reviewer_id__in=readers).values_list(
-            "run_id", flat=True
-        )
+        Review.objects.filter(
+            readers,
+            run__cell_key__in=DispatchCell.objects.filter(dispatch=loaded.dispatch).values(
+                "cell_key"
+            ),
+        ).values_list("run_id", flat=True)
     )
-    runs = {
-        r["id"]: r
-        for r in Run.objects.filter(pk__in=ids, outcome=Outcome.COMPLETED).values(
-            "id", "validator_rating", "finished_at"
-        )
-    }
     return [
         {
-            "run": run_id,
+            "run": run.id,
             "rung": rung_id,
             "climber": key,
-            "validatorRating": runs[run_id]["validator_rating"],
-            "finishedAt": runs[run_id]["finished_at"],
+            "validatorRating": run.rating,
+            "finishedAt": run.finished_at,
         }
-        for run_id, rung_id, key in entries
-        if run_id in runs and run_id not in reviewed
+        for run, rung_id, key in entries
+        if run.id not in reviewed
     ]
 
 

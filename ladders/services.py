@@ -9,9 +9,10 @@ import logging
 from dataclasses import dataclass
 
 from django.core.exceptions import ValidationError
-from django.db import transaction
+from django.db import connection, transaction
 from django.db.models import Q
 from django.utils import timezone
+from psycopg.types.json import Jsonb
 
 from ladders import evidence
 from ladders.config import MAX_RUNGS, rung_problems
@@ -28,7 +29,7 @@ from ladders.models import (
     mint_rung_id,
 )
 from ladders.standing import BLOCKED, FAILING, RUNNING, UNLAUNCHABLE, evaluate
-from ladders.tasks import launch_pass
+from ladders.tasks import launch_pass, requeue_interrupted
 from loopweb import tasking
 from loopweb.runs.cells import CombinationCell, cell_key
 from loopweb.runs.errors import Conflict
@@ -411,9 +412,28 @@ def _record(dispatch, loaded, standing) -> None:
         if climber.pin_now or climber.new_verdicts:
             changed.append(row)
     if changed:
-        DispatchClimber.objects.bulk_update(changed, ["cell", "verdicts"])
+        _write_climbers(changed)
     if pinned:
         _hold_cells(dispatch, pinned, loaded.rungs)
+
+
+def _write_climbers(climbers: list[DispatchClimber]) -> None:
+    """One UPDATE for every changed climber, however many decisions the pass recorded."""
+    if connection.vendor != "postgresql":
+        DispatchClimber.objects.bulk_update(climbers, ["cell", "verdicts"])
+        return
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"UPDATE {DispatchClimber._meta.db_table} AS c"  # noqa: S608 - a model's table name
+            " SET cell = v.cell, verdicts = v.verdicts"
+            " FROM unnest(%s::bigint[], %s::jsonb[], %s::jsonb[]) AS v(id, cell, verdicts)"
+            " WHERE c.id = v.id",
+            [
+                [c.pk for c in climbers],
+                [None if c.cell is None else Jsonb(c.cell) for c in climbers],
+                [Jsonb(c.verdicts) for c in climbers],
+            ],
+        )
 
 
 def _cancel_decided(dispatch, loaded, standing) -> int:
@@ -440,14 +460,16 @@ def _cancel_decided(dispatch, loaded, standing) -> int:
 
 def _publish(standing) -> int:
     """A completed run a dispatch counts is published, whoever launched it."""
-    ids = [
-        run_id for climber in standing.climbers for slot in climber.slots for run_id in slot.run_ids
-    ]
+    ids = {
+        run.id
+        for climber in standing.climbers
+        for slot in climber.slots
+        for run in slot.runs
+        if run.outcome == Outcome.COMPLETED and not run.published
+    }
     if not ids:
         return 0
-    return Run.objects.filter(pk__in=ids, outcome=Outcome.COMPLETED, published=False).update(
-        published=True
-    )
+    return Run.objects.filter(pk__in=ids, published=False).update(published=True)
 
 
 def _launch(dispatch, loaded, standing, cancelled: int) -> list[Job]:
@@ -502,7 +524,9 @@ def _still_running(dispatch: Dispatch) -> bool:
 
 
 def launch_passes_for_running() -> int:
-    """Start-up: one pass for every running dispatch."""
+    """Start-up: one pass for every running dispatch, and the pass tasks a killed worker left
+    running back in the queue."""
+    requeue_interrupted()
     ids = list(
         Dispatch.objects.filter(status=DispatchStatus.RUNNING).values_list("ladder_id", flat=True)
     )

@@ -39,6 +39,7 @@ class SlotRun:
     rating: str | None
     build_loaded: bool | None
     published: bool
+    finished_at: datetime | None = None
 
     def read(self) -> RunRead:
         return RunRead(self.outcome, self.rating, self.build_loaded)
@@ -81,8 +82,12 @@ class SlotStanding:
     target: int = 0
     counted: int = 0
     launched: int = 0
-    run_ids: list[int] = field(default_factory=list)
+    runs: list[SlotRun] = field(default_factory=list)
     tally: Tally | None = None
+
+    @property
+    def run_ids(self) -> list[int]:
+        return [run.id for run in self.runs]
 
     @property
     def done(self) -> int:
@@ -220,9 +225,9 @@ def _climb(climber, cell, pin_now, problem, *, rungs, gate, evidence) -> Climber
         standing.slots.append(slot)
         if stopped_at is not None:
             continue
-        slot.run_ids = [run.id for run in runs]
+        slot.runs = runs
         slot.tally = tally(
-            [run.read() for run in runs],
+            runs,
             target=rung.target,
             in_flight=evidence.cell_in_flight.get(key, 0),
             gate=gate,

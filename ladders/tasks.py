@@ -25,3 +25,17 @@ def superseded(context, ladder_id: int) -> bool:
         args_kwargs__args__0=ladder_id,
         enqueued_at__gt=mine.enqueued_at,
     ).exists()
+
+
+def requeue_interrupted() -> int:
+    """Put back in the queue the launch-pass tasks a worker left running when it died.
+
+    A killed worker's pass rolls back with its connection, but its task row stays ``RUNNING``
+    and nothing would ever run it again. A pass is idempotent, so re-running one that a live
+    worker is still running costs one pass and nothing more.
+    """
+    if not isinstance(launch_pass.get_backend(), DatabaseBackend):
+        return 0
+    return DBTaskResult.objects.filter(
+        task_path=launch_pass.module_path, status=TaskResultStatus.RUNNING
+    ).update(status=TaskResultStatus.READY)
