@@ -1,11 +1,25 @@
-from django.contrib.auth import views as auth_views
 from django.urls import path
-from django.views.generic import RedirectView
+
+from loopweb.console.views import auth, board, editor, ladders, queue
 
 app_name = "console"
 
 urlpatterns = [
-    path("", RedirectView.as_view(url="/admin/", permanent=False), name="ladders"),
-    path("login/", auth_views.LoginView.as_view(), name="login"),
-    path("logout/", auth_views.LogoutView.as_view(), name="logout"),
+    path("", ladders.ladder_list, name="ladders"),
+    path("login/", auth.SignInView.as_view(), name="login"),
+    path("logout/", auth.SignOutView.as_view(), name="logout"),
+    path("ladders/new/", editor.ladder_new, name="ladder-new"),
+    path("ladders/<int:pk>/", board.board, name="board"),
+    path("ladders/<int:pk>/board", board.board_refresh, name="board-refresh"),
+    path("ladders/<int:pk>/edit/", editor.ladder_edit, name="ladder-edit"),
+    path("ladders/<int:pk>/delete/", editor.ladder_delete, name="ladder-delete"),
+    path("ladders/<int:pk>/run", board.run, name="run"),
+    path("ladders/<int:pk>/stop", board.stop, name="stop"),
+    path(
+        "ladders/<int:pk>/stop/cancel-running",
+        board.stop_cancel_running,
+        name="stop-cancel-running",
+    ),
+    path("ladders/<int:pk>/retry", board.retry, name="retry"),
+    path("ladders/<int:pk>/queue/", queue.queue, name="queue"),
 ]

@@ -1,0 +1,268 @@
+"""The console's forms: parse what the browser posts into the API's shape, and validate it with
+the API's own serializers, so the browser and the REST clients share one rule set.
+
+The ladder editor is stateless: every button posts the whole form with an ``op`` (add a rung,
+move one, remove one, ...), and the server answers with the edited form. Nothing is stored until
+``op=save``, which validates with ``LadderConfigSerializer`` and calls ``save_ladder``.
+"""
+
+import re
+from dataclasses import dataclass, field
+
+from django.core.exceptions import ValidationError
+
+from ladders.api.serializers import LadderConfigSerializer
+from ladders.config import MAX_RUNGS
+from loopweb.runs.api.errors import django_detail, flatten
+from loopweb.runs.api.serializers import ReviewSerializer
+
+RUNG_FIELDS = ("id", "case", "version", "variant", "engine", "runs")
+#: More rows than this in one post is not an editor talking; the serializer caps rungs at 50.
+MAX_ROWS = MAX_RUNGS + 10
+OP = re.compile(r"^(add|pick|save|remove|up|down|newest)(?:-(\d{1,3}))?$")
+
+
+def _ids(values: list[str]) -> list:
+    """Checkbox values as ints; anything else is passed on for the serializer to reject."""
+    return [int(v) if v.isdigit() else v for v in values]
+
+
+def _optional(raw: str):
+    raw = raw.strip()
+    return None if raw == "" else raw
+
+
+@dataclass
+class EditorState:
+    """The editor's fields, kept as the user typed them so a re-rendered form shows them back."""
+
+    name: str = ""
+    rungs: list[dict] = field(default_factory=list)
+    groups: list = field(default_factory=list)
+    combinations: list = field(default_factory=list)
+    floor: str = "scuffed"
+    threshold_kind: str = "count"
+    threshold_count: str = "1"
+    threshold_fraction: str = ""
+    unloaded: bool = True
+    early_stop: bool = False
+    runs_per_cell: str = "1"
+    limit: str = ""
+    retry_count: str = "1"
+    outer_axis: str = "rung"
+    reviewers: str = ""
+    add_case: str = ""
+    add_version: str = ""
+    add_variant: str = "default"
+    add_engine: str = ""
+
+    @classmethod
+    def from_config(cls, config: dict) -> "EditorState":
+        """From ``ladder_config_json``: the saved ladder as the API reads it."""
+        gate = config["gate"]
+        threshold = gate.get("threshold") or {"count": 1}
+        return cls(
+            name=config["name"],
+            rungs=[
+                {
+                    "id": r["id"],
+                    "case": r["case"],
+                    "version": r["version"],
+                    "variant": r["variant"],
+                    "engine": r["engine"] or "",
+                    "runs": "" if r["runs"] is None else str(r["runs"]),
+                }
+                for r in config["rungs"]
+            ],
+            groups=list(config["groups"]),
+            combinations=list(config["combinations"]),
+            floor=gate.get("floor", "scuffed"),
+            threshold_kind="fraction" if "fraction" in threshold else "count",
+            threshold_count=str(threshold.get("count", "")),
+            threshold_fraction=str(threshold.get("fraction", "")),
+            unloaded=gate.get("unloadedCountsAsBroken", True),
+            early_stop=gate.get("earlyStop", False),
+            runs_per_cell=str(config["runsPerCell"]),
+            limit="" if config["runsInFlightLimit"] is None else str(config["runsInFlightLimit"]),
+            retry_count=str(config["retryCount"]),
+            outer_axis=config["outerAxis"],
+            reviewers=", ".join(config["reviewers"]),
+        )
+
+    @classmethod
+    def from_post(cls, post) -> "EditorState":
+        try:
+            total = min(int(post.get("rungs-total", "0")), MAX_ROWS)
+        except ValueError:
+            total = 0
+        rungs = []
+        for i in range(max(total, 0)):
+            rung = {f: post.get(f"rungs-{i}-{f}", "").strip() for f in RUNG_FIELDS}
+            if rung["case"] or rung["version"]:
+                rungs.append(rung)
+        return cls(
+            name=post.get("name", ""),
+            rungs=rungs,
+            groups=_ids(post.getlist("groups")),
+            combinations=_ids(post.getlist("combinations")),
+            floor=post.get("gate-floor", "scuffed"),
+            threshold_kind="fraction" if post.get("threshold-kind") == "fraction" else "count",
+            threshold_count=post.get("threshold-count", "").strip(),
+            threshold_fraction=post.get("threshold-fraction", "").strip(),
+            unloaded="gate-unloaded" in post,
+            early_stop="gate-early-stop" in post,
+            runs_per_cell=post.get("runs-per-cell", "").strip(),
+            limit=post.get("runs-in-flight-limit", "").strip(),
+            retry_count=post.get("retry-count", "").strip(),
+            outer_axis=post.get("outer-axis", "rung"),
+            reviewers=post.get("reviewers", ""),
+            add_case=post.get("add-case", "").strip(),
+            add_version=post.get("add-version", "").strip(),
+            add_variant=post.get("add-variant", "").strip() or "default",
+            add_engine=post.get("add-engine", "").strip(),
+        )
+
+    def to_api(self) -> dict:
+        """The ladder as ``POST /api/ladders/`` takes it."""
+        if self.threshold_kind == "fraction":
+            threshold = {"fraction": self.threshold_fraction}
+        else:
+            threshold = {"count": self.threshold_count}
+        return {
+            "name": self.name,
+            "rungs": [
+                {
+                    "id": r["id"] or None,
+                    "case": r["case"],
+                    "version": r["version"],
+                    "variant": r["variant"] or "default",
+                    "engine": r["engine"] or None,
+                    "runs": _optional(r["runs"]),
+                }
+                for r in self.rungs
+            ],
+            "groups": self.groups,
+            "combinations": self.combinations,
+            "gate": {
+                "floor": self.floor,
+                "threshold": threshold,
+                "unloadedCountsAsBroken": self.unloaded,
+                "earlyStop": self.early_stop,
+            },
+            "runsPerCell": self.runs_per_cell,
+            "runsInFlightLimit": _optional(self.limit),
+            "retryCount": self.retry_count,
+            "outerAxis": self.outer_axis,
+            "reviewers": [n for n in re.split(r"[\s,]+", self.reviewers) if n],
+        }
+
+    # Editing ops: each returns (a sentence for the status line, errors, the id to focus).
+
+    def apply(self, op: str, catalog) -> tuple[str, dict, str | None]:
+        match = OP.match(op or "")
+        if not match:
+            return "", {}, None
+        verb, index = match.group(1), match.group(2)
+        if verb == "add":
+            return self._add(catalog)
+        if verb == "pick":
+            return "", {}, None
+        i = int(index) if index is not None else -1
+        if not 0 <= i < len(self.rungs):
+            return "", {}, None
+        rung = self.rungs[i]
+        pin = f"{rung['case']}@{rung['version']}"
+        if verb == "remove":
+            del self.rungs[i]
+            focus = f"rungs-{min(i, len(self.rungs) - 1)}-runs" if self.rungs else "add-case"
+            return f"Removed rung {i + 1} ({pin}). Save to keep the change.", {}, focus
+        if verb in ("up", "down"):
+            j = i - 1 if verb == "up" else i + 1
+            if not 0 <= j < len(self.rungs):
+                return "", {}, None
+            self.rungs[i], self.rungs[j] = self.rungs[j], self.rungs[i]
+            still = j > 0 if verb == "up" else j < len(self.rungs) - 1
+            focus = f"rungs-{j}-{verb}" if still else f"rungs-{j}-runs"
+            return f"Moved rung {pin} to position {j + 1}. Save to keep the order.", {}, focus
+        newest = catalog.newest.get(rung["case"])
+        if newest and newest != rung["version"]:
+            # A new pin is a new rung: it gets a new id when saved.
+            self.rungs[i] = {**rung, "id": "", "version": newest}
+            return (
+                f"Rung {i + 1} now pins {rung['case']}@{newest}. Save to keep the change.",
+                {},
+                f"rungs-{i}-runs",
+            )
+        return "", {}, None
+
+    def _add(self, catalog) -> tuple[str, dict, str | None]:
+        errors = {}
+        case = catalog.cases.get(self.add_case)
+        if case is None:
+            errors["add"] = ["Choose a case to add."]
+        elif self.add_version not in catalog.versions_of(self.add_case):
+            errors["add"] = [f"Choose a version of {self.add_case}."]
+        elif len(self.rungs) >= MAX_RUNGS:
+            errors["add"] = [f"A ladder holds at most {MAX_RUNGS} rungs."]
+        if errors:
+            return "", errors, "add-case"
+        rung = {
+            "id": "",
+            "case": self.add_case,
+            "version": self.add_version,
+            "variant": self.add_variant or "default",
+            "engine": self.add_engine,
+            "runs": "",
+        }
+        self.rungs.append(rung)
+        self.add_case = self.add_version = self.add_engine = ""
+        self.add_variant = "default"
+        text = f"{rung['case']}@{rung['version']}"
+        return (
+            f"Added rung {len(self.rungs)} ({text}). Save to keep the change.",
+            {},
+            "add-case",
+        )
+
+
+def validate_ladder(state: EditorState, request) -> tuple[dict | None, dict[str, list[str]]]:
+    """The editor's data checked by the API's serializer; errors keyed like the API's."""
+    body = LadderConfigSerializer(data=state.to_api(), context={"request": request})
+    if body.is_valid():
+        return body.validated_data, {}
+    return None, flatten(body.errors)
+
+
+def service_errors(exc: ValidationError) -> dict[str, list[str]]:
+    return flatten(django_detail(exc))
+
+
+@dataclass
+class ReviewInput:
+    aesthetic_rating: str = ""
+    writeup: str = ""
+    verdict: str = ""
+
+    @classmethod
+    def from_post(cls, post) -> "ReviewInput":
+        return cls(
+            aesthetic_rating=post.get("aesthetic-rating", ""),
+            writeup=post.get("writeup", ""),
+            verdict=post.get("verdict", ""),
+        )
+
+    def validate(self) -> tuple[dict | None, dict[str, list[str]]]:
+        """Checked by the API's review serializer: rating 1-5, writeup, optional verdict."""
+        body = ReviewSerializer(
+            data={
+                "aestheticRating": self.aesthetic_rating,
+                "writeup": self.writeup,
+                "verdict": self.verdict,
+            }
+        )
+        if body.is_valid():
+            return body.validated_data, {}
+        errors = flatten(body.errors)
+        if "aestheticRating" in errors and not self.aesthetic_rating:
+            errors["aestheticRating"] = ["Choose an aesthetic rating from 1 to 5."]
+        return None, errors

@@ -1,0 +1,154 @@
+"""One ladder's progress board, the endpoint it refreshes itself from, and Run / Stop / Retry.
+
+Every action calls the service the API calls, then redirects back to the board (post, redirect,
+get), where the message area says what happened. The board polls every
+``LOOPWEB_BOARD_POLL_MS`` milliseconds (an optional setting, 2000 by default) while its
+dispatch runs, and stops when it ends.
+"""
+
+from django.conf import settings
+from django.contrib import messages
+from django.core.exceptions import ValidationError
+from django.http import HttpResponse
+from django.shortcuts import redirect, render
+from django.views.decorators.http import require_http_methods, require_POST, require_safe
+
+from ladders import services
+from ladders.models import Dispatch, DispatchStatus
+from ladders.selectors import ladder_progress
+from loopweb.console import presenters, queries
+from loopweb.console.access import can_control, controlled_ladder, signed_in, viewable_ladder
+from loopweb.console.presenters import plural
+from loopweb.console.views.messages import report_invalid
+from loopweb.runs.errors import Conflict
+
+
+def poll_ms() -> int:
+    return int(getattr(settings, "LOOPWEB_BOARD_POLL_MS", 2000))
+
+
+def board_context(request, ladder) -> dict:
+    progress = ladder_progress(ladder)
+    dispatch = progress["dispatch"]
+    slugs = {r["case"] for r in progress["rungs"]}
+    if dispatch:
+        slugs |= {r["case"] for r in dispatch["rungs"]}
+    titles = queries.case_titles(slugs)
+    config = {
+        "gate": ladder.gate,
+        "outerAxis": ladder.outer_axis,
+        "runsInFlightLimit": ladder.runs_in_flight_limit,
+        "retryCount": ladder.retry_count,
+        "accountLimit": None,
+    }
+    declared = []
+    if dispatch is None:
+        if ladder.runs_in_flight_limit is None:
+            config["accountLimit"] = queries.account_limit(ladder.owner_id)
+        declared = queries.declared_climbers(ladder)
+    control = can_control(request.user, ladder)
+    return {
+        "ladder": ladder,
+        "b": presenters.board(progress, titles=titles, config=config),
+        "control": control,
+        "declared": declared,
+        "version": presenters.version_of(progress, control, config, declared),
+        "poll_ms": poll_ms(),
+    }
+
+
+@signed_in
+@require_safe
+def board(request, pk: int):
+    ladder = viewable_ladder(request.user, pk)
+    return render(request, "console/board.html", board_context(request, ladder))
+
+
+@signed_in
+@require_safe
+def board_refresh(request, pk: int):
+    """The board alone, for its own polling. Answers 204 when nothing changed since the
+    version the page holds, so an unchanged board is not swapped under the reader's focus."""
+    ladder = viewable_ladder(request.user, pk)
+    context = board_context(request, ladder)
+    if request.GET.get("v") == context["version"]:
+        return HttpResponse(status=204)
+    return render(request, "console/_board.html", context)
+
+
+@signed_in
+@require_POST
+def run(request, pk: int):
+    ladder = controlled_ladder(request.user, pk)
+    try:
+        services.start_dispatch(ladder=ladder)
+    except Conflict as exc:
+        messages.error(request, exc.detail)
+    except ValidationError as exc:
+        report_invalid(request, exc, "Run refused.")
+    else:
+        messages.success(request, "Run started: a new dispatch is climbing.")
+    return redirect("console:board", pk=ladder.pk)
+
+
+@signed_in
+@require_POST
+def stop(request, pk: int):
+    ladder = controlled_ladder(request.user, pk)
+    try:
+        cancelled = services.stop_dispatch(ladder=ladder, cancel_running=False)
+    except Conflict as exc:
+        messages.error(request, exc.detail)
+    else:
+        messages.success(
+            request,
+            f"Dispatch stopped: {plural(cancelled, 'job')} cancelled. "
+            "Jobs already dispatched, starting or running will finish.",
+        )
+    return redirect("console:board", pk=ladder.pk)
+
+
+@signed_in
+@require_http_methods(["GET", "HEAD", "POST"])
+def stop_cancel_running(request, pk: int):
+    """Stop and cancel running: those jobs are partly or wholly paid for, so the console asks
+    first, saying how many it will cancel; the POST is the confirmation."""
+    ladder = controlled_ladder(request.user, pk)
+    if request.method == "POST":
+        try:
+            cancelled = services.stop_dispatch(ladder=ladder, cancel_running=True)
+        except Conflict as exc:
+            messages.error(request, exc.detail)
+        else:
+            messages.success(
+                request,
+                f"Dispatch stopped: {plural(cancelled, 'job')} cancelled, "
+                "including those dispatched, starting or running.",
+            )
+        return redirect("console:board", pk=ladder.pk)
+    dispatch = Dispatch.objects.filter(ladder=ladder).only("status").first()
+    return render(
+        request,
+        "console/stop_confirm.html",
+        {
+            "ladder": ladder,
+            "running": dispatch is not None and dispatch.status == DispatchStatus.RUNNING,
+            "counts": queries.jobs_to_cancel(ladder),
+        },
+    )
+
+
+@signed_in
+@require_POST
+def retry(request, pk: int):
+    ladder = controlled_ladder(request.user, pk)
+    key = request.POST.get("climber", "")
+    try:
+        services.retry_climber(ladder=ladder, key=key)
+    except Conflict as exc:
+        messages.error(request, exc.detail)
+    except ValidationError as exc:
+        report_invalid(request, exc, "Retry refused.")
+    else:
+        messages.success(request, f"Retried {key}: its rung is launched again.")
+    return redirect("console:board", pk=ladder.pk)

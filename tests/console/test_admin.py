@@ -1,0 +1,113 @@
+"""The admin console for ladders, dispatches, jobs and runs: inlines, filters, and Run / Stop
+actions that call the same services as the browser and the API."""
+
+import pytest
+from django.contrib.admin.helpers import ACTION_CHECKBOX_NAME
+from django.urls import reverse
+
+from ladders import services
+from ladders.models import Dispatch
+from loopweb.runs import services as run_services
+from tests.console.helpers import text_of
+from tests.ladders.builders import PERFECT, climbers, make_ladder, versions, work
+
+
+@pytest.fixture
+def admin_client(client, staff):
+    client.force_login(staff)
+    return client
+
+
+@pytest.fixture
+def worked(ladder, driver, run_tasks):
+    services.start_dispatch(ladder=ladder)
+    work(driver, run_tasks, PERFECT, rounds=1)
+    return ladder
+
+
+def test_a_ladder_shows_its_rungs_inline(admin_client, ladder):
+    page = admin_client.get(reverse("admin:ladders_ladder_change", args=[ladder.pk]))
+    html = page.content.decode()
+    assert page.status_code == 200
+    for rung in ladder.rungs.all():
+        assert rung.rung_id in html
+
+
+def test_a_dispatch_shows_its_climbers(admin_client, worked):
+    dispatch = Dispatch.objects.get(ladder=worked)
+    page = admin_client.get(reverse("admin:ladders_dispatch_change", args=[dispatch.pk]))
+    assert page.status_code == 200
+    assert "aider|m1|acme" in page.content.decode()
+    listing = admin_client.get(reverse("admin:ladders_dispatch_changelist"), {"status": "running"})
+    assert dispatch.dispatch_id in listing.content.decode()
+
+
+@pytest.mark.parametrize(
+    ("query", "shown"),
+    [
+        ({"status__exact": "queued"}, 2),
+        ({"status__exact": "completed"}, 2),
+        ({"origin_kind": "ladder"}, 4),
+        ({"origin_kind": "manual"}, 0),
+    ],
+)
+def test_jobs_filter_by_status_and_origin(admin_client, worked, query, shown):
+    page = admin_client.get(reverse("admin:runs_job_changelist"), query)
+    assert page.status_code == 200
+    assert page.context["cl"].result_count == shown
+
+
+@pytest.mark.parametrize(
+    ("query", "shown"),
+    [
+        ({"outcome__exact": "completed"}, 2),
+        ({"outcome__exact": "hung"}, 0),
+        ({"validator_rating__exact": "flawless"}, 2),
+        ({"validator_rating__exact": "broken"}, 0),
+        ({"origin_kind": "ladder"}, 2),
+        ({"origin_kind": "outside"}, 0),
+    ],
+)
+def test_runs_filter_by_outcome_rating_and_origin(admin_client, worked, query, shown):
+    page = admin_client.get(reverse("admin:runs_run_changelist"), query)
+    assert page.status_code == 200
+    assert page.context["cl"].result_count == shown
+
+
+def test_runs_filter_by_aesthetic_rating(admin_client, owner, worked):
+    run = run_services.Run.objects.filter(outcome="completed").first()
+    run_services.review_run(run=run, reviewer=owner, aesthetic_rating=4, writeup="")
+    page = admin_client.get(reverse("admin:runs_run_changelist"), {"reviews__aesthetic_rating": 4})
+    assert page.context["cl"].result_count == 1
+
+
+def act(admin_client, action, ladders, **extra):
+    return admin_client.post(
+        reverse("admin:ladders_ladder_changelist"),
+        {"action": action, ACTION_CHECKBOX_NAME: [ladder.pk for ladder in ladders], **extra},
+        follow=True,
+    )
+
+
+def test_the_run_and_stop_actions_call_the_services(admin_client, owner, ladder):
+    empty = make_ladder(owner, versions(1, prefix="x"), [], name="empty")
+    page = act(admin_client, "run_ladders", [ladder, empty])
+    text = text_of(page).lower()  # the admin capitalises its messages
+    assert "platformer: dispatch started." in text
+    assert "empty: add a combination group or a combination before running." in text
+    assert Dispatch.objects.get(ladder=ladder).status == "running"
+    page = act(admin_client, "stop_ladders", [ladder])
+    assert "platformer: stopped, 2 job(s) cancelled." in text_of(page).lower()
+    assert Dispatch.objects.get(ladder=ladder).status == "stopped"
+
+
+def test_stop_and_cancel_running_asks_first_in_the_admin(admin_client, owner, driver):
+    ladder = make_ladder(owner, versions(1, prefix="y"), climbers(2, prefix="y"), name="busy")
+    services.start_dispatch(ladder=ladder)
+    [job] = run_services.claim_jobs(driver=driver, limit=1)
+    run_services.report_status(job_id=job.pk, driver=driver, status="running")
+    confirm = act(admin_client, "stop_and_cancel_running", [ladder])
+    assert "busy: 1 dispatched, starting or running job will be cancelled" in text_of(confirm)
+    assert Dispatch.objects.get(ladder=ladder).status == "running"
+    done = act(admin_client, "stop_and_cancel_running", [ladder], confirm="yes")
+    assert "busy: stopped, 2 job(s) cancelled." in text_of(done).lower()
