@@ -118,6 +118,7 @@ class Dispatch(models.Model):
     passes = models.PositiveIntegerField(default=0)
 
     class Meta:
+        verbose_name_plural = "dispatches"
         indexes = [models.Index(fields=["status"], name="dispatch_status")]
 
     def __str__(self) -> str:

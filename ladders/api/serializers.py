@@ -80,7 +80,8 @@ class LadderConfigSerializer(serializers.Serializer):
         return value
 
     def validate_groups(self, value):
-        owner = self.context["request"].user
+        # The ladder's owner: staff editing another owner's ladder keep that owner's groups.
+        owner = self.context.get("owner") or self.context["request"].user
         mine = set(
             CoverageGroup.objects.filter(owner=owner, pk__in=value).values_list("pk", flat=True)
         )

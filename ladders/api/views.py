@@ -55,7 +55,9 @@ class LadderViewSet(viewsets.GenericViewSet):
 
     def update(self, request, pk=None):
         ladder = self.owned()
-        body = self.get_serializer(data=request.data)
+        body = self.get_serializer(
+            data=request.data, context={**self.get_serializer_context(), "owner": ladder.owner}
+        )
         body.is_valid(raise_exception=True)
         services.save_ladder(owner=ladder.owner, data=body.validated_data, ladder=ladder)
         return Response(self._config(ladder))

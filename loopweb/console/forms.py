@@ -225,9 +225,9 @@ class EditorState:
         )
 
 
-def validate_ladder(state: EditorState, request) -> tuple[dict | None, dict[str, list[str]]]:
+def validate_ladder(state: EditorState, request, owner) -> tuple[dict | None, dict[str, list[str]]]:
     """The editor's data checked by the API's serializer; errors keyed like the API's."""
-    body = LadderConfigSerializer(data=state.to_api(), context={"request": request})
+    body = LadderConfigSerializer(data=state.to_api(), context={"request": request, "owner": owner})
     if body.is_valid():
         return body.validated_data, {}
     return None, flatten(body.errors)

@@ -63,3 +63,21 @@ def test_an_outsider_gets_404(owner_api, outsider_api):
     for path in ("/", "/progress", "/queue"):
         assert outsider_api.get(f"/api/ladders/{body['id']}{path}").status_code == 404
     assert outsider_api.post(f"/api/ladders/{body['id']}/run").status_code == 404
+
+
+def test_staff_editing_an_owners_ladder_keeps_the_owners_groups(owner, owner_api, token_client):
+    from tests.factories import CoverageGroupFactory, UserFactory
+
+    group = CoverageGroupFactory(owner=owner, combinations=climbers(2))
+    body = create(owner_api, rungs=[rung(v) for v in versions(1)], groups=[group.pk])
+    staff = UserFactory(username="sam")
+    staff.is_staff = True
+    staff.save()
+    response = token_client(staff).put(
+        f"/api/ladders/{body['id']}/",
+        config(name="renamed", rungs=body["rungs"], groups=[group.pk]),
+        format="json",
+    )
+    assert response.status_code == 200, response.json()
+    assert response.json()["groups"] == [group.pk]
+    assert response.json()["owner"] == "olive"

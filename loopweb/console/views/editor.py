@@ -51,7 +51,7 @@ def _editor(request, ladder: Ladder | None):
         state = EditorState.from_post(request.POST)
         op = request.POST.get("op") or "save"
         if op == "save":
-            data, errors = validate_ladder(state, request)
+            data, errors = validate_ladder(state, request, owner)
             if data is not None:
                 try:
                     saved = services.save_ladder(owner=owner, data=data, ladder=ladder)
