@@ -151,7 +151,6 @@ def _slot_runs(cells: Q, max_target: int) -> dict[str, list[SlotRun]]:
             "validator_rating",
             "build_loaded",
             "published",
-            "finished_at",
         )
     )
     runs: dict[str, list[SlotRun]] = defaultdict(list)

@@ -9,7 +9,9 @@ from django.db.models import Count, Q
 from ladders import evidence
 from ladders.models import Dispatch, DispatchCell, DispatchStatus, Ladder, Rung
 from ladders.standing import Standing, evaluate
-from loopweb.runs.models import CaseVersion, Outcome, Review
+from loopweb.runs.models import CaseVersion, Outcome, Review, Run
+
+COMPLETED = Outcome.COMPLETED.value
 
 NOT_RUN_YET = "notRunYet"
 NEEDS_ATTENTION = "needsAttention"
@@ -108,7 +110,7 @@ def ladder_progress(ladder: Ladder, *, viewer=None) -> dict:
         "rungs": snapshot["rungs"],
         "slotCounts": standing.slot_counts(),
         "runs": standing.runs(),
-        "runsUnreviewed": len(_queue(ladder, loaded, standing)),
+        "runsUnreviewed": len(_unreviewed(ladder, loaded, standing)),
         "runsUnderWay": _under_way(dispatch),
     }
     rung_cells = {}
@@ -151,14 +153,15 @@ def _under_way(dispatch: Dispatch) -> int:
     ).count()
 
 
-def _queue(ladder: Ladder, loaded: evidence.Loaded, standing: Standing) -> list[dict]:
+def _unreviewed(ladder: Ladder, loaded: evidence.Loaded, standing: Standing) -> list[tuple]:
     """Completed slot runs nobody on the ladder has reviewed, in ladder order (rung order, then
-    climber order), a run two rungs share listed once under the lower rung."""
+    climber order), a run two rungs share listed once under the lower rung:
+    (run, rungId, climberKey) triples."""
     entries, seen = [], set()
     for index, rung in enumerate(loaded.rungs):
         for climber in standing.climbers:
             for run in climber.slots[index].runs:
-                if run.outcome == Outcome.COMPLETED and run.id not in seen:
+                if run.outcome == COMPLETED and run.id not in seen:
                     seen.add(run.id)
                     entries.append((run, rung.id, climber.key))
     if not entries:
@@ -173,17 +176,7 @@ def _queue(ladder: Ladder, loaded: evidence.Loaded, standing: Standing) -> list[
             ),
         ).values_list("run_id", flat=True)
     )
-    return [
-        {
-            "run": run.id,
-            "rung": rung_id,
-            "climber": key,
-            "validatorRating": run.rating,
-            "finishedAt": run.finished_at,
-        }
-        for run, rung_id, key in entries
-        if run.id not in reviewed
-    ]
+    return [entry for entry in entries if entry[0].id not in reviewed]
 
 
 def review_queue(ladder: Ladder) -> list[dict]:
@@ -191,7 +184,22 @@ def review_queue(ladder: Ladder) -> list[dict]:
     if dispatch is None:
         return []
     [loaded] = evidence.load([dispatch])
-    return _queue(ladder, loaded, _standing(loaded))
+    entries = _unreviewed(ladder, loaded, _standing(loaded))
+    finished = dict(
+        Run.objects.filter(pk__in=[run.id for run, _, _ in entries]).values_list(
+            "id", "finished_at"
+        )
+    )
+    return [
+        {
+            "run": run.id,
+            "rung": rung_id,
+            "climber": key,
+            "validatorRating": run.rating,
+            "finishedAt": finished.get(run.id),
+        }
+        for run, rung_id, key in entries
+    ]
 
 
 def ladder_summaries(ladders: list[Ladder]) -> list[dict]:

@@ -39,7 +39,6 @@ from loopweb.runs.models import (
     Combination,
     GroupMember,
     Job,
-    Outcome,
     Run,
 )
 from loopweb.runs.resolve import CatalogView, Unresolvable, combination_cell
@@ -465,7 +464,7 @@ def _publish(standing) -> int:
         for climber in standing.climbers
         for slot in climber.slots
         for run in slot.runs
-        if run.outcome == Outcome.COMPLETED and not run.published
+        if run.outcome == "completed" and not run.published
     }
     if not ids:
         return 0

@@ -39,7 +39,6 @@ class SlotRun:
     rating: str | None
     build_loaded: bool | None
     published: bool
-    finished_at: datetime | None = None
 
     def read(self) -> RunRead:
         return RunRead(self.outcome, self.rating, self.build_loaded)
