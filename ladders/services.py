@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 from django.core.exceptions import ValidationError
 from django.db import connection, transaction
-from django.db.models import Q
+from django.db.models import Count, Q
 from django.utils import timezone
 from psycopg.types.json import Jsonb
 
@@ -399,6 +399,48 @@ def run_launch_pass(*, ladder_id: int) -> PassReport | None:
         return PassReport(dispatch.dispatch_id, len(jobs), cancelled, published, finished)
 
 
+#: The first key of the advisory locks that stand for coverage cells.
+CELL_LOCKS = 0x4C57
+
+
+def _lock_cells(keys: list[str]) -> None:
+    """Lock the cells a pass is about to launch into. Two dispatches (of two ladders) sharing a
+    cell would otherwise each miss the other's uncommitted jobs and both fill the cell. Locks are
+    taken in one global order, so passes sharing cells never deadlock; they end with the pass."""
+    if connection.vendor != "postgresql":
+        return  # SQLite runs one write transaction at a time
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT pg_advisory_xact_lock(%s, k) FROM"
+            " (SELECT DISTINCT hashtext(c) AS k FROM unnest(%s::text[]) AS c ORDER BY k) AS cells",
+            [CELL_LOCKS, keys],
+        )
+
+
+def _room_in_cells(targets: dict[str, int]) -> dict[str, int]:
+    """How many more runs each cell can take now, re-read under the cells' locks: its target
+    less its counted runs and every job of it in flight, whoever launched them."""
+    keys = list(targets)
+    counted = dict(
+        Run.objects.filter(cell_key__in=keys, counted=True)
+        .values("cell_key")
+        .annotate(n=Count("id"))
+        .values_list("cell_key", "n")
+        .order_by()
+    )
+    in_flight = dict(
+        Job.objects.filter(cell_key__in=keys, status__in=IN_FLIGHT)
+        .values("cell_key")
+        .annotate(n=Count("id"))
+        .values_list("cell_key", "n")
+        .order_by()
+    )
+    return {
+        key: max(0, target - min(counted.get(key, 0), target) - in_flight.get(key, 0))
+        for key, target in targets.items()
+    }
+
+
 def _record(dispatch, loaded, standing) -> None:
     """Pin newly resolved cells and write newly decided verdicts."""
     changed, pinned = [], []
@@ -487,10 +529,19 @@ def _launch(dispatch, loaded, standing, cancelled: int) -> list[Job]:
         candidates.sort(key=lambda x: (x[1], x[0]))
     else:
         candidates.sort(key=lambda x: (x[0], x[1]))
+    if not candidates:
+        return []
+    cells = {}
+    for _, _, climber, _ in candidates:
+        rung = rungs[climber.current_rung]
+        cells[cell_key(rung.pin, climber.cell)] = rung.target
+    _lock_cells(sorted(cells))
+    free = _room_in_cells(cells)
     jobs = []
     for _, _, climber, row in candidates:
         rung = rungs[climber.current_rung]
-        count = min(climber.missing, room - len(jobs))
+        key = cell_key(rung.pin, climber.cell)
+        count = min(climber.missing, free[key], room - len(jobs))
         jobs.extend(
             new_job(
                 owner=dispatch.ladder.owner,
