@@ -12,6 +12,12 @@ def pytest_configure(config):
     os.environ.setdefault("DEBUG", "1")
 
 
+@pytest.fixture(autouse=True)
+def fast_password_hashing(settings):
+    """Test users have passwords; the production hasher is slow by design."""
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+
 def _token_client(user) -> APIClient:
     _, raw = ApiToken.objects.issue(user)
     client = APIClient()

@@ -7,12 +7,6 @@ from tests.factories import CaseFactory, CaseVersionFactory, UserFactory
 from tests.ladders.builders import climbers, make_ladder, versions
 
 
-@pytest.fixture(autouse=True)
-def fast_password_hashing(settings):
-    # The fixture users are made with a password; the production hasher is slow by design.
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
-
-
 @pytest.fixture
 def browser():
     return Browser

@@ -2,7 +2,6 @@
 
 from collections.abc import Callable
 
-import pytest
 from django.utils import timezone
 
 from ladders import services
@@ -128,12 +127,6 @@ def work(
 
 
 # Helpers for the seed-heading modules -------------------------------------------------------
-
-
-@pytest.fixture(autouse=True)
-def fast_passwords(settings):
-    """Autouse where imported: the standing users are created with a cheap password hasher."""
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 
 
 def climber_of(body: dict, key: str) -> dict:

@@ -31,11 +31,6 @@ from tests.runs.helpers import hand_job, outside_run
 IN_FLIGHT = ["queued", "pending", "dispatched", "starting", "running"]
 
 
-@pytest.fixture(autouse=True)
-def _fast_passwords(settings):
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
-
-
 def start(owner, steps, combos, **overrides):
     ladder = make_ladder(owner, steps, combos, **overrides)
     services.start_dispatch(ladder=ladder)

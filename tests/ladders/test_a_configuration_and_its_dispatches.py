@@ -10,7 +10,6 @@ from tests.ladders.builders import (
     api_ladder,
     climbers,
     config,
-    fast_passwords,  # noqa: F401 - autouse
     ladder_jobs,
     make_ladder,
     outside,

@@ -9,7 +9,6 @@ from tests.ladders.builders import (
     api_ladder,
     climbers,
     config,
-    fast_passwords,  # noqa: F401 - autouse
     queued,
     rung,
     versions,

@@ -10,7 +10,6 @@ from tests.ladders.builders import (
     climber_of,
     climbers,
     fail_attempt,
-    fast_passwords,  # noqa: F401 - autouse
     foreign_job,
     ladder_jobs,
     make_ladder,

@@ -35,11 +35,6 @@ from tests.ladders.builders import (
 from tests.runs.helpers import at, hand_job, outside_run
 
 
-@pytest.fixture(autouse=True)
-def _fast_passwords(settings):
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
-
-
 def start(owner, steps, combos, **overrides):
     ladder = make_ladder(owner, steps, combos, **overrides)
     services.start_dispatch(ladder=ladder)

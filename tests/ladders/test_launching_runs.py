@@ -2,8 +2,6 @@
 
 from collections import defaultdict
 
-import pytest
-
 from ladders import services
 from ladders.models import DispatchClimber
 from loopweb.runs.models import IN_FLIGHT, Job
@@ -21,11 +19,6 @@ from tests.ladders.builders import (
     work,
 )
 from tests.runs.helpers import hand_job, outside_run
-
-
-@pytest.fixture(autouse=True)
-def _fast_passwords(settings):
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 
 
 def verdicts(ladder) -> list[dict]:

@@ -8,7 +8,6 @@ from tests.ladders.builders import (
     PERFECT,
     api_ladder,
     climbers,
-    fast_passwords,  # noqa: F401 - autouse
     make_ladder,
     progress_of,
     push_run_of,

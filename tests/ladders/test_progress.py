@@ -28,11 +28,6 @@ from tests.runs.helpers import hand_job, outside_run
 SLOT_STATUSES = {"running", "blocked", "passed", "failed", "pending", "skipped"}
 
 
-@pytest.fixture(autouse=True)
-def _fast_passwords(settings):
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
-
-
 def start(owner, steps, combos, **overrides):
     ladder = make_ladder(owner, steps, combos, **overrides)
     services.start_dispatch(ladder=ladder)

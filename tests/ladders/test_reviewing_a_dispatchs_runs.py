@@ -1,7 +1,5 @@
 """Seed 004, "Reviewing a dispatch's runs": GET /ladders/{id}/queue and runsUnreviewed."""
 
-import pytest
-
 from ladders import services
 from tests.ladders.builders import (
     BROKEN,
@@ -19,11 +17,6 @@ from tests.ladders.builders import (
     work,
 )
 from tests.runs.helpers import at, outside_run
-
-
-@pytest.fixture(autouse=True)
-def _fast_passwords(settings):
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 
 
 def start(owner, steps, combos, **overrides):

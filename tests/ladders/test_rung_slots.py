@@ -7,7 +7,6 @@ from tests.ladders.builders import (
     PERFECT,
     climber_of,
     climbers,
-    fast_passwords,  # noqa: F401 - autouse
     ladder_jobs,
     make_ladder,
     outside,

@@ -15,7 +15,6 @@ from tests.ladders.builders import (
     PERFECT,
     climbers,
     fail_attempt,
-    fast_passwords,  # noqa: F401 - autouse
     foreign_job,
     ladder_jobs,
     make_ladder,

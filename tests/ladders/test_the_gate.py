@@ -21,11 +21,6 @@ RANK = {rating: len(RATINGS) - i for i, rating in enumerate(RATINGS)}
 PROPERTY = settings(max_examples=400, deadline=None, derandomize=True, database=None)
 
 
-@pytest.fixture(autouse=True)
-def _fast_passwords(settings):
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
-
-
 def rated(rating: str | None, outcome: str = "completed", loaded: bool | None = True) -> RunRead:
     return RunRead(outcome, rating, loaded)
 

@@ -27,11 +27,6 @@ RETRIED = ["infrastructure", "catastrophic", "harnessError", "hung"]
 NOT_RETRIED = ["timedOut", "limitExceeded", "completed"]
 
 
-@pytest.fixture(autouse=True)
-def _fast_passwords(settings):
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
-
-
 def start(owner, steps, combos, **overrides):
     ladder = make_ladder(owner, steps, combos, **overrides)
     services.start_dispatch(ladder=ladder)

@@ -31,11 +31,6 @@ SCUFFED = {  # a critical item failed, one item passed: scuffed
 BUILD_FAILED = {**PERFECT, "toolchain": {"build": "failed", "loaded": True}}
 
 
-@pytest.fixture(autouse=True)
-def _fast_passwords(settings):
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
-
-
 def start(owner, steps, combos, **overrides):
     ladder = make_ladder(owner, steps, combos, **overrides)
     services.start_dispatch(ladder=ladder)

@@ -32,11 +32,6 @@ PROPERTY = settings(max_examples=400, deadline=None, derandomize=True, database=
 RATINGS = ["flawless", "great", "passable", "scuffed", "broken"]
 
 
-@pytest.fixture(autouse=True)
-def _fast_passwords(settings):
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
-
-
 def start(owner, steps, combos, **overrides):
     ladder = make_ladder(owner, steps, combos, **overrides)
     services.start_dispatch(ladder=ladder)

@@ -11,7 +11,6 @@ from tests.ladders.builders import (
     climber_of,
     climbers,
     fail_attempt,
-    fast_passwords,  # noqa: F401 - autouse
     ladder_jobs,
     make_ladder,
     progress_of,

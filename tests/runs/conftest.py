@@ -21,12 +21,6 @@ SUBSTRATE_SIGNALS = [
 
 
 @pytest.fixture(autouse=True)
-def fast_password_hashing(settings):
-    # The fixture users are made with a password; the production hasher is slow by design.
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
-
-
-@pytest.fixture(autouse=True)
 def substrate_alone():
     saved = [(signal, signal.receivers) for signal in SUBSTRATE_SIGNALS]
     rules = list(access._run_visibility)

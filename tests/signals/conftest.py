@@ -42,12 +42,6 @@ def assert_400(response, field: str, code: str | None = None) -> dict:
     return body
 
 
-@pytest.fixture(autouse=True)
-def fast_password_hashing(settings):
-    # The fixture users are made with a password; the production hasher is slow by design.
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
-
-
 @pytest.fixture
 def version(db):
     return CaseVersionFactory()
