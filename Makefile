@@ -6,7 +6,7 @@ PG_URL ?= postgres://postgres@127.0.0.1:5432/loopweb
 TEST_DATABASE_URL ?= $(if $(DATABASE_URL),$(DATABASE_URL),$(PG_URL))
 PYTEST_ARGS ?=
 
-.PHONY: setup demo test lint format bench fuzz browsers clean
+.PHONY: setup demo test lint format bench fuzz stress browsers clean
 
 $(PY):
 	"$$(scripts/find-python)" -m venv $(VENV)
@@ -36,8 +36,16 @@ format: setup
 bench: setup
 	DATABASE_URL=$(TEST_DATABASE_URL) DEBUG=1 $(PY) -m bench
 
+# The full fuzzing budget (make test runs a small one); figures land in var/reliability/.
+FUZZ_EXAMPLES ?= 2000
 fuzz: setup
-	DATABASE_URL=$(TEST_DATABASE_URL) DEBUG=1 LOOPWEB_FUZZ_EXAMPLES=2000 $(PY) -m pytest tests/fuzz -p no:xdist
+	DATABASE_URL=$(TEST_DATABASE_URL) DEBUG=1 LOOPWEB_FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) $(PY) -m pytest tests/fuzz -p no:xdist -q $(PYTEST_ARGS)
+
+# The nightly concurrency stress (make test runs 20 short scenarios); STRESS_SEED shifts the seeds.
+STRESS_SCENARIOS ?= 200
+STRESS_SEED ?= 1
+stress: setup
+	DATABASE_URL=$(TEST_DATABASE_URL) DEBUG=1 LOOPWEB_STRESS_SCENARIOS=$(STRESS_SCENARIOS) LOOPWEB_STRESS_SEED=$(STRESS_SEED) $(PY) -m pytest tests/stress -p no:xdist -q $(PYTEST_ARGS)
 
 clean:
 	rm -rf $(VENV) var

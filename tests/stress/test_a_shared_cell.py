@@ -1,0 +1,84 @@
+"""Two ladders of two owners whose rungs read one cell, their passes racing.
+
+A job someone else queued for a cell holds the slot's place (seed 004, "A rung slot's runs"):
+run one after the other, the second pass sees the first one's job in flight and launches
+nothing. Run at the same moment, each pass used to read the cell before the other's job was
+committed, and both launched: a double launch the per-ladder claim cannot prevent. A pass now
+locks the cells it is about to launch into and re-reads their room under the locks.
+"""
+
+import threading
+
+import pytest
+from django.db import connection
+
+from ladders import services
+from loopweb.runs.models import Job
+from tests.factories import UserFactory
+from tests.ladders.builders import climbers, make_ladder, versions
+
+pytestmark = [
+    pytest.mark.django_db(transaction=True),
+    pytest.mark.xdist_group("stress"),
+]
+
+TRIALS = 12
+
+
+def race(*ladders) -> None:
+    start = threading.Barrier(len(ladders))
+    errors = []
+
+    def launch(ladder):
+        try:
+            start.wait(10)
+            services.run_launch_pass(ladder_id=ladder.pk)
+        except Exception as exc:  # noqa: BLE001 - reported below
+            errors.append(exc)
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=launch, args=(ladder,)) for ladder in ladders]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(30)
+    assert not errors, errors
+
+
+def test_two_ladders_racing_on_one_cell_launch_it_once(owner):
+    other = UserFactory(username="oscar", role="owner")
+    doubled = []
+    for trial in range(TRIALS):
+        [step] = versions(1, prefix=f"shared{trial}")
+        combos = climbers(1, prefix=f"m{trial}x")
+        first = make_ladder(owner, [step], combos)
+        second = make_ladder(other, [step], combos)
+        services.start_dispatch(ladder=first, run_pass=False)
+        services.start_dispatch(ladder=second, run_pass=False)
+
+        race(first, second)
+
+        launched = Job.objects.filter(case=step.case.slug).count()
+        if launched != 1:
+            doubled.append((trial, launched))
+    assert not doubled, f"(trial, jobs) launched for a cell both slots need once: {doubled}"
+
+
+def test_passes_sharing_cells_in_opposite_orders_do_not_deadlock(owner):
+    """Each pass locks its cells in one global order, whatever its rung order."""
+    other = UserFactory(username="oscar", role="owner")
+    steps = versions(3, prefix="cross")
+    combos = climbers(2, prefix="x")
+    ladders = []
+    for i in range(4):
+        rungs = steps if i % 2 else list(reversed(steps))
+        ladder = make_ladder(owner if i < 2 else other, rungs, combos if i % 2 else combos[::-1])
+        services.start_dispatch(ladder=ladder, run_pass=False)
+        ladders.append(ladder)
+
+    race(*ladders)
+
+    # Each cell of the first rungs is launched once, whichever ladder got there first.
+    cells = Job.objects.values_list("cell_key", flat=True)
+    assert len(cells) == len(set(cells))
