@@ -118,6 +118,7 @@ class Server:
     def __init__(self):
         from django.conf import settings
 
+        self.previous_urlconf = settings.ROOT_URLCONF
         settings.ROOT_URLCONF = "bench.urls"
         if "testserver" not in settings.ALLOWED_HOSTS:
             settings.ALLOWED_HOSTS = [*settings.ALLOWED_HOSTS, "127.0.0.1", "localhost"]
@@ -133,8 +134,13 @@ class Server:
         self.thread.start()
 
     def close(self):
+        from django.conf import settings
+        from django.urls import clear_url_caches
+
         self.httpd.shutdown()
         self.httpd.server_close()
+        settings.ROOT_URLCONF = self.previous_urlconf
+        clear_url_caches()
 
 
 def request(url, token, method="GET", body=None):

@@ -96,6 +96,8 @@ TEMPLATES = [
     },
 ]
 
+if "DATABASE_URL" not in os.environ:
+    VAR_DIR.mkdir(exist_ok=True)  # the embedded database's home on a fresh clone
 DATABASES = {
     "default": dj_database_url.parse(
         os.environ.get("DATABASE_URL", f"sqlite:///{VAR_DIR / 'loopweb.sqlite3'}"),

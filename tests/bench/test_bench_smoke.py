@@ -1,0 +1,31 @@
+"""Every benchmark runs here at tiny sizes, so the harness cannot rot. Speed itself is measured
+by `make bench`, never in the test suite."""
+
+import pytest
+from django.test import override_settings
+
+from bench.suite import run_all
+
+pytestmark = [pytest.mark.django_db(transaction=True)]
+
+
+@override_settings(ALLOWED_HOSTS=["127.0.0.1", "localhost", "testserver"])
+def test_every_benchmark_runs_in_smoke_mode_and_reports_a_row():
+    rows = run_all(smoke=True)
+    names = [row.benchmark for row in rows]
+    assert names[:5] == ["launch pass", "progress read", "progress read", "push", "claim"]
+    assert names.count("pass growth") == 2
+    by_name = {row.benchmark: row for row in rows}
+    assert "0 double claims" in by_name["claim"].value
+    # The pass's query count is flat across sizes: the same in both growth rows.
+    growth = [row.value.split(", ")[1] for row in rows if row.benchmark == "pass growth"]
+    assert growth[0] == growth[1]
+
+
+def test_the_benchmark_server_leaves_the_url_configuration_as_it_found_it(settings):
+    from bench.runner import Server
+
+    before = settings.ROOT_URLCONF
+    server = Server()
+    server.close()
+    assert settings.ROOT_URLCONF == before
