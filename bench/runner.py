@@ -18,8 +18,8 @@ from ladders import selectors, services
 from ladders.evidence import snapshot_rungs
 from ladders.models import DispatchClimber, Ladder
 from loopweb.runs import services as run_services
-from loopweb.runs.cells import CasePin
-from loopweb.runs.models import ApiToken, Combination, Job, Role
+from loopweb.runs.cells import CasePin, CombinationCell, cell_key
+from loopweb.runs.models import ApiToken, Case, CaseVersion, Combination, Job, Role
 
 
 @dataclass
@@ -38,8 +38,6 @@ class Rollback(Exception):
 
 
 def slot_cells(dispatch) -> list[str]:
-    from loopweb.runs.cells import CombinationCell, cell_key
-
     rungs = snapshot_rungs(dispatch.snapshot)
     return [
         cell_key(r.pin, CombinationCell.from_json(c.cell))
@@ -206,8 +204,6 @@ def progress_pollers(server: Server, ladder: Ladder, *, pollers: int, seconds: f
 def _claimed_jobs(n: int, driver, tag: str) -> list[Job]:
     owner = user(f"bench-launcher-{tag}", Role.OWNER)
     combination = Combination.objects.filter(model__startswith="b").first()
-    from loopweb.runs.models import Case, CaseVersion
-
     case, _ = Case.objects.get_or_create(slug=f"push-{tag}", defaults={"title": "push"})
     CaseVersion.objects.get_or_create(
         case=case,

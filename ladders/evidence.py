@@ -159,14 +159,15 @@ def _slot_runs(cells: Q, max_target: int) -> dict[str, list[SlotRun]]:
     return runs
 
 
-def _cell_in_flight(cells: Q) -> dict[str, int]:
+def count_by_cell(queryset) -> dict[str, int]:
+    """How many rows of the queryset each cell has, in one grouped query."""
     return dict(
-        Job.objects.filter(cells, status__in=IN_FLIGHT)
-        .values("cell_key")
-        .annotate(n=Count("id"))
-        .values_list("cell_key", "n")
-        .order_by()
+        queryset.values("cell_key").annotate(n=Count("id")).values_list("cell_key", "n").order_by()
     )
+
+
+def _cell_in_flight(cells: Q) -> dict[str, int]:
+    return count_by_cell(Job.objects.filter(cells, status__in=IN_FLIGHT))
 
 
 def _split(origin: str, prefixes: dict[str, int]) -> tuple[int, str] | None:

@@ -9,7 +9,7 @@ from django.db.models import Count, Q
 from ladders import evidence
 from ladders.models import Dispatch, DispatchCell, DispatchStatus, Ladder, Rung
 from ladders.standing import Standing, evaluate
-from loopweb.runs.models import CaseVersion, Outcome, Review, Run
+from loopweb.runs.models import UNDER_WAY, CaseVersion, Job, Outcome, Review, Run
 
 COMPLETED = Outcome.COMPLETED.value
 
@@ -146,8 +146,6 @@ def ladder_progress(ladder: Ladder, *, viewer=None) -> dict:
 def _under_way(dispatch: Dispatch) -> int:
     """Jobs this ladder's dispatches launched that are dispatched, starting or running: what
     Stop and cancel running would additionally cancel."""
-    from loopweb.runs.models import UNDER_WAY, Job
-
     return Job.objects.filter(
         origin__startswith=f"ladder:{dispatch.ladder_id}/", status__in=UNDER_WAY
     ).count()

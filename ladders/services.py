@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 from django.core.exceptions import ValidationError
 from django.db import connection, transaction
-from django.db.models import Count, Q
+from django.db.models import Q
 from django.utils import timezone
 from psycopg.types.json import Jsonb
 
@@ -421,20 +421,8 @@ def _room_in_cells(targets: dict[str, int]) -> dict[str, int]:
     """How many more runs each cell can take now, re-read under the cells' locks: its target
     less its counted runs and every job of it in flight, whoever launched them."""
     keys = list(targets)
-    counted = dict(
-        Run.objects.filter(cell_key__in=keys, counted=True)
-        .values("cell_key")
-        .annotate(n=Count("id"))
-        .values_list("cell_key", "n")
-        .order_by()
-    )
-    in_flight = dict(
-        Job.objects.filter(cell_key__in=keys, status__in=IN_FLIGHT)
-        .values("cell_key")
-        .annotate(n=Count("id"))
-        .values_list("cell_key", "n")
-        .order_by()
-    )
+    counted = evidence.count_by_cell(Run.objects.filter(cell_key__in=keys, counted=True))
+    in_flight = evidence.count_by_cell(Job.objects.filter(cell_key__in=keys, status__in=IN_FLIGHT))
     return {
         key: max(0, target - min(counted.get(key, 0), target) - in_flight.get(key, 0))
         for key, target in targets.items()

@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from ladders.gate import Gate, RunRead, Tally, Verdict, decide, tally
+from ladders.gate import Gate, Tally, Verdict, decide, tally
 from loopweb.runs.cells import CasePin, CombinationCell, cell_key
 
 RUNNING = "running"
@@ -39,9 +39,6 @@ class SlotRun:
     rating: str | None
     build_loaded: bool | None
     published: bool
-
-    def read(self) -> RunRead:
-        return RunRead(self.outcome, self.rating, self.build_loaded)
 
 
 @dataclass(frozen=True, slots=True)

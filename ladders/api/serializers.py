@@ -45,6 +45,17 @@ class RungSerializer(serializers.Serializer):
     stale = serializers.BooleanField(read_only=True)
 
 
+def known_ids(queryset, value: list[int], what: str, noun: str) -> list[int]:
+    """The ids, each once, all of them rows of the queryset."""
+    known = set(queryset.filter(pk__in=value).values_list("pk", flat=True))
+    unknown = [pk for pk in value if pk not in known]
+    if unknown:
+        raise serializers.ValidationError(f"Unknown {what} id(s): {unknown}.")
+    if len(set(value)) != len(value):
+        raise serializers.ValidationError(f"A {noun} appears twice.")
+    return value
+
+
 class RetryCountField(serializers.IntegerField):
     """0-10; a value above the range is clamped to 10, below it is an error."""
 
@@ -82,24 +93,12 @@ class LadderConfigSerializer(serializers.Serializer):
     def validate_groups(self, value):
         # The ladder's owner: staff editing another owner's ladder keep that owner's groups.
         owner = self.context.get("owner") or self.context["request"].user
-        mine = set(
-            CoverageGroup.objects.filter(owner=owner, pk__in=value).values_list("pk", flat=True)
+        return known_ids(
+            CoverageGroup.objects.filter(owner=owner), value, "combination group", "group"
         )
-        unknown = [pk for pk in value if pk not in mine]
-        if unknown:
-            raise serializers.ValidationError(f"Unknown combination group id(s): {unknown}.")
-        if len(set(value)) != len(value):
-            raise serializers.ValidationError("A group appears twice.")
-        return value
 
     def validate_combinations(self, value):
-        known = set(Combination.objects.filter(pk__in=value).values_list("pk", flat=True))
-        unknown = [pk for pk in value if pk not in known]
-        if unknown:
-            raise serializers.ValidationError(f"Unknown combination id(s): {unknown}.")
-        if len(set(value)) != len(value):
-            raise serializers.ValidationError("A combination appears twice.")
-        return value
+        return known_ids(Combination.objects.all(), value, "combination", "combination")
 
     def validate_reviewers(self, value):
         users = dict(
