@@ -328,3 +328,22 @@ def test_a_driver_pushes_a_run_launched_outside_loopweb_with_its_cell(driver_api
     assert response.status_code == 201, response.content
     assert response.json()["job"] is None
     assert response.json()["validatorRating"] is None  # jump-9@1 is not ingested
+
+
+def test_claimed_jobs_are_whole_rows_equal_to_what_the_database_holds(
+    owner, driver, version, combination
+):
+    # The claim reads its jobs back from one UPDATE … RETURNING: every field must come back as
+    # the ORM would load it (the cell as a mapping, times as aware datetimes).
+    first, second = hand_job(owner, version, combination), hand_job(owner, version, combination)
+
+    claimed = services.claim_jobs(driver=driver, limit=5)
+
+    assert [job.pk for job in claimed] == [first.pk, second.pk]
+    for job in claimed:
+        stored = Job.objects.get(pk=job.pk)
+        for field in Job._meta.concrete_fields:
+            assert getattr(job, field.attname) == getattr(stored, field.attname), field.name
+        assert isinstance(job.cell, dict) and job.cell == first.cell
+        assert timezone.is_aware(job.lease_expires_at)
+        assert job.status == "pending" and job.lease_holder == driver

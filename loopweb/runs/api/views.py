@@ -1,5 +1,5 @@
 from django.contrib.auth import authenticate
-from django.db.models import Count
+from django.db.models import Count, prefetch_related_objects
 from drf_spectacular.utils import extend_schema, inline_serializer
 from rest_framework import mixins, serializers, status, viewsets
 from rest_framework.decorators import action, api_view, permission_classes
@@ -170,6 +170,7 @@ def driver_claim(request):
     body = s.ClaimSerializer(data=request.data)
     body.is_valid(raise_exception=True)
     jobs = services.claim_jobs(driver=request.user, limit=body.validated_data["max"])
+    prefetch_related_objects(jobs, "combination", "run", "retry_of")
     return Response(s.JobSerializer(jobs, many=True, context=s.job_context(jobs)).data)
 
 
