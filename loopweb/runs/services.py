@@ -160,11 +160,11 @@ def _claim_statement(vendor: str) -> str:
     lock = " FOR UPDATE SKIP LOCKED" if skip_locked else ""
     # Only quoted model metadata is formatted in; every value is a parameter.
     return (
-        f"UPDATE {table} SET {column['status']} = %s, {column['lease_holder']} = %s,"
+        f"UPDATE {table} SET {column['status']} = %s, {column['lease_holder']} = %s,"  # noqa: S608
         f" {column['lease_expires_at']} = %s, {column['updated_at']} = %s"
         f" WHERE {column['id']} IN (SELECT {column['id']} FROM {table}"
         f" WHERE {column['status']} = %s ORDER BY {column['id']} LIMIT %s{lock})"
-        f" RETURNING {', '.join(column.values())}"  # noqa: S608
+        f" RETURNING {', '.join(column.values())}"
     )
 
 
