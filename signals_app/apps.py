@@ -9,5 +9,6 @@ class SignalsAppConfig(AppConfig):
         from loopweb.runs import signals
         from signals_app import receivers
 
+        signals.run_pushing.connect(receivers.on_run_pushing, dispatch_uid="signals_app.rule")
         signals.run_pushed.connect(receivers.on_run_pushed, dispatch_uid="signals_app.push")
         signals.run_reviewed.connect(receivers.on_run_reviewed, dispatch_uid="signals_app.review")

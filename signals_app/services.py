@@ -55,17 +55,23 @@ def _append(
     kind_field: str = "kind",
     id_field: str = "id",
     run_label: str = "this run",
+    on_run: list[Signal] | None = None,
 ) -> tuple[list[Signal], list[Signal]]:
     """Check entries against a locked run; return (every named signal, the new unsaved ones).
 
     A signal whose id is already on the run with the same content is the same signal sent again
-    and is not added twice; the same id with other content is refused.
+    and is not added twice; the same id with other content is refused. ``on_run``, when given,
+    is every signal on the run, and the database is not read.
     """
-    existing = {
-        s.signal_id: s
-        for s in Signal.objects.filter(run=run, signal_id__in={d.id for _, d in entries})
-    }
-    kinds = _kinds_on(run, {d.name for _, d in entries})
+    if on_run is None:
+        ids, names = {d.id for _, d in entries}, {d.name for _, d in entries}
+        existing = {s.signal_id: s for s in Signal.objects.filter(run=run, signal_id__in=ids)}
+        kinds = _kinds_on(run, names)
+    else:
+        existing = {s.signal_id: s for s in on_run}
+        kinds = {}
+        for signal in on_run:
+            kinds.setdefault(signal.name, signal.kind)
     named: list[Signal] = []
     new: list[tuple[str, SignalData]] = []
     fresh: dict[str, Signal] = {}
@@ -93,7 +99,7 @@ def add_signals(*, run: Run, body: Any, recorded_by) -> Appended:
     """Append a signal or a list of signals to a run: all of them or none."""
     entries = rules.parse_signal_body(body)
     with transaction.atomic(durable=True):
-        (run,) = _lock_runs([run.pk])
+        _lock_runs([run.pk])
         errors = Errors()
         named, new = _append(run, entries, errors, source=Source.API, recorded_by=recorded_by)
         errors.raise_if_any()
@@ -177,12 +183,15 @@ def rule_owner_id(run: Run) -> int | None:
 # -- receivers of the run substrate (inside its transaction) ------------------------------------
 
 
-def _mint_id(run: Run, base: str) -> str:
-    taken = set(
-        Signal.objects.filter(run=run, signal_id__startswith=base).values_list(
-            "signal_id", flat=True
+def _mint_id(run: Run, base: str, on_run: list[Signal] | None = None) -> str:
+    if on_run is None:
+        taken = set(
+            Signal.objects.filter(run=run, signal_id__startswith=base).values_list(
+                "signal_id", flat=True
+            )
         )
-    )
+    else:
+        taken = {s.signal_id for s in on_run if s.signal_id.startswith(base)}
     candidate, n = base, 1
     while candidate in taken:
         n += 1
@@ -190,8 +199,10 @@ def _mint_id(run: Run, base: str) -> str:
     return candidate
 
 
-def _runtime_signal(run: Run, errors: Errors) -> SignalData | None:
-    """``runtime_s`` from ``record.metrics.runtime_s``, unless the latest one says the same."""
+def _runtime_signal(run: Run, errors: Errors, on_run: list[Signal]) -> SignalData | None:
+    """``runtime_s`` from ``record.metrics.runtime_s``, unless the latest one says the same.
+
+    ``on_run`` is every signal on the run, oldest first."""
     metrics = run.record.get("metrics") if isinstance(run.record, Mapping) else None
     value = metrics.get("runtime_s") if isinstance(metrics, Mapping) else None
     if value is None:
@@ -199,12 +210,11 @@ def _runtime_signal(run: Run, errors: Errors) -> SignalData | None:
     if not rules.is_number(value):
         errors.add("record.metrics.runtime_s", "runtime_s is a number of seconds.", E195)
         return None
-    emitted = Signal.objects.filter(run=run, name="runtime_s", source=Source.PLATFORM)
-    last = emitted.order_by("-pk").first()
-    if last is not None and rules.canonical(last.value) == rules.canonical(value):
+    emitted = [s for s in on_run if s.name == "runtime_s" and s.source == Source.PLATFORM]
+    if emitted and rules.canonical(emitted[-1].value) == rules.canonical(value):
         return None
     return SignalData(
-        id=_mint_id(run, f"runtime_s:{emitted.count() + 1}"),
+        id=_mint_id(run, f"runtime_s:{len(emitted) + 1}", on_run),
         kind="score",
         name="runtime_s",
         value=value,
@@ -217,40 +227,54 @@ def _runtime_signal(run: Run, errors: Errors) -> SignalData | None:
 
 
 def record_push(*, run: Run, created: bool, payload: Mapping[str, Any]) -> None:
-    """On a push or re-push: runtime_s, the payload's signals and, once, the acceptance rule.
+    """On a push or re-push: runtime_s, the payload's signals and the acceptance rule it names.
 
-    Runs inside the push's transaction; a ValidationError rolls the whole push back.
+    Runs inside the push's transaction, with no savepoint of its own: a ValidationError rolls the
+    whole push back.
     """
     given = payload.get("signals")
     entries = rules.parse_signal_body(given, "signals") if given is not None else []
-    with transaction.atomic():
+    if created:
+        # A run this push inserted: no one else sees it before the push commits, and it holds
+        # no signals yet. Nothing to lock, nothing to read.
+        on_run: list[Signal] = []
+    else:
         _lock_runs([run.pk])
-        errors = Errors()
-        runtime = _runtime_signal(run, errors)
+        on_run = list(Signal.objects.filter(run=run).order_by("pk"))
+    errors = Errors()
+    runtime = _runtime_signal(run, errors, on_run)
+    errors.raise_if_any()
+    new: list[Signal] = []
+    if runtime is not None:
+        _, fresh = _append(
+            run,
+            [("record.metrics.runtime_s", runtime)],
+            errors,
+            source=Source.PLATFORM,
+            kind_field="",
+            on_run=on_run,
+        )
         errors.raise_if_any()
-        if runtime is not None:
-            _, fresh = _append(
-                run,
-                [("record.metrics.runtime_s", runtime)],
-                errors,
-                source=Source.PLATFORM,
-                kind_field="",
-            )
-            errors.raise_if_any()
-            Signal.objects.bulk_create(fresh)
-        _, fresh = _append(run, entries, errors, source=Source.PUSH, recorded_by=run.pushed_by)
-        errors.raise_if_any()
-        Signal.objects.bulk_create(fresh)
-        rule = payload.get("acceptance_rule")
-        if rule is not None:
-            run.acceptance_rule = rules.parse_rule(
-                rule, "acceptance_rule", run_kinds=_kinds_on(run, _rule_names_in(rule))
-            )
-        elif created:
-            run.acceptance_rule = current_rule_of(rule_owner_id(run))
-        else:
-            return
+        new += fresh
+        on_run = [*on_run, *fresh]
+    _, fresh = _append(
+        run, entries, errors, source=Source.PUSH, recorded_by=run.pushed_by, on_run=on_run
+    )
+    errors.raise_if_any()
+    Signal.objects.bulk_create([*new, *fresh])
+    rule = payload.get("acceptance_rule")
+    if rule is not None:
+        run.acceptance_rule = rules.parse_rule(
+            rule, "acceptance_rule", run_kinds=_kinds_on(run, _rule_names_in(rule))
+        )
         run.save(update_fields=["acceptance_rule"])
+
+
+def snapshot_rule(*, run: Run, payload: Mapping[str, Any]) -> None:
+    """Before a new run is stored: it keeps its owner's current acceptance rule, unless the push
+    names one (checked against the run's signals once they are stored, by ``record_push``)."""
+    if payload.get("acceptance_rule") is None:
+        run.acceptance_rule = current_rule_of(rule_owner_id(run))
 
 
 def _rule_names_in(raw: Any) -> set[str]:

@@ -275,7 +275,17 @@ def end_attempt(job: Job, *, outcome: str, run: Run | None = None, detail: str =
     job.failure_detail = detail
     job.finished_at = now
     job.lease_expires_at = None
-    job.save()
+    job.save(
+        update_fields=[
+            "retry",
+            "status",
+            "failure",
+            "failure_detail",
+            "finished_at",
+            "lease_expires_at",
+            "updated_at",
+        ]
+    )
     if retry is not None:
         signals.retry_enqueued.send(sender=Job, retry=retry, attempt=job)
     else:
@@ -345,10 +355,14 @@ def push_run(
                 raise ValidationError({"job": [f"job {job_id} does not exist"]})
             signals.attempt_ending.send(sender=Job, origin=origin)
             job = Job.objects.select_for_update().get(pk=job_id)
-            # A query of its own, after the lock: a run committed by a concurrent push of this job
-            # is visible to it, where a join in the locking query would read the older snapshot.
-            # Locked like a re-push locks it, so rewrites of one run apply whole, one at a time.
-            existing = Run.objects.select_for_update().filter(job=job).first()
+            # A job's run is stored in the transaction that ends its attempt, under this lock, so
+            # an attempt still in flight has none. Otherwise a query of its own, after the lock:
+            # a run committed by a concurrent push of this job is visible to it, where a join in
+            # the locking query would read the older snapshot. Locked like a re-push locks it,
+            # so rewrites of one run apply whole, one at a time.
+            existing = (
+                None if job.in_flight else Run.objects.select_for_update().filter(job=job).first()
+            )
             if existing is not None:
                 run = _rewrite(existing, outcome, record, finished_at, commit, merge_artifact)
                 signals.run_pushed.send(sender=Run, run=run, created=False, payload=payload or {})
@@ -392,6 +406,7 @@ def push_run(
         ends_attempt = job is not None and job.in_flight
         retried = ends_attempt and is_retried(job, outcome)
         run.counted = outcome not in NEVER_COUNTED and not retried
+        signals.run_pushing.send(sender=Run, run=run, payload=payload or {})
         run.save()
         if ends_attempt:
             end_attempt(job, outcome=outcome, run=run)

@@ -15,6 +15,9 @@ retry_enqueued = Signal()
 #: Sent with ``jobs`` once jobs reached a terminal state without enqueuing a retry.
 jobs_ended = Signal()
 
+#: Sent with ``run`` (not yet saved) and ``payload`` before a push stores a new run.
+run_pushing = Signal()
+
 #: Sent with ``run``, ``created`` and ``payload`` (the push's extra keys) after a push or re-push.
 run_pushed = Signal()
 

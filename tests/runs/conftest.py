@@ -15,6 +15,7 @@ SUBSTRATE_SIGNALS = [
     signals.attempt_ending,
     signals.retry_enqueued,
     signals.jobs_ended,
+    signals.run_pushing,
     signals.run_pushed,
     signals.run_reviewed,
 ]

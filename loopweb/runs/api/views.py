@@ -258,6 +258,8 @@ class RunViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.Gene
             merge_artifact=d["mergeArtifact"],
             payload=body.payload(),
         )
+        if created:
+            run.review_count = 0  # stored a moment ago: no one has reviewed it yet
         return Response(
             s.RunSerializer(run).data,
             status=status.HTTP_201_CREATED if created else status.HTTP_200_OK,
