@@ -1,11 +1,13 @@
 """The four benchmarks. Each returns rows for the report table."""
 
 import json
+import subprocess
+import sys
 import threading
 import time
-import urllib.request
 from collections import Counter
 from dataclasses import dataclass
+from pathlib import Path
 
 from django.core.servers.basehttp import ThreadedWSGIServer, WSGIRequestHandler
 from django.core.wsgi import get_wsgi_application
@@ -13,6 +15,7 @@ from django.db import close_old_connections, connection, transaction
 
 from bench import floors
 from bench.data import CHECKLIST, ladder_with_runs, user
+from bench.http import request
 from bench.measure import Timing, timed
 from ladders import selectors, services
 from ladders.evidence import snapshot_rungs
@@ -20,6 +23,8 @@ from ladders.models import DispatchClimber, Ladder
 from loopweb.runs import services as run_services
 from loopweb.runs.cells import CasePin, CombinationCell, cell_key
 from loopweb.runs.models import ApiToken, Case, CaseVersion, Combination, Job, Role
+
+ROOT = Path(__file__).resolve().parent.parent
 
 
 @dataclass
@@ -141,17 +146,6 @@ class Server:
         clear_url_caches()
 
 
-def request(url, token, method="GET", body=None):
-    req = urllib.request.Request(
-        url,
-        data=None if body is None else json.dumps(body).encode(),
-        headers={"Authorization": f"Token {token}", "Content-Type": "application/json"},
-        method=method,
-    )
-    with urllib.request.urlopen(req, timeout=60) as response:  # noqa: S310
-        return response.status, response.read()
-
-
 def concurrently(n_threads: int, work) -> tuple[float, list]:
     results, errors = [[] for _ in range(n_threads)], []
 
@@ -175,24 +169,24 @@ def concurrently(n_threads: int, work) -> tuple[float, list]:
     return time.perf_counter() - start, results
 
 
-def progress_pollers(server: Server, ladder: Ladder, *, pollers: int, seconds: float) -> Row:
+def progress_pollers(
+    server: Server, ladder: Ladder, *, pollers: int, seconds: float, interval: float
+) -> Row:
+    """``pollers`` viewers of one board, each polling every ``interval`` seconds (0: back to
+    back), from a process of their own, as from other machines."""
     _, token = ApiToken.objects.issue(ladder.owner)
     url = f"{server.url}/api/ladders/{ladder.pk}/progress"
-    deadline = time.monotonic() + seconds
-
-    def poll(i, out):
-        while time.monotonic() < deadline:
-            start = time.perf_counter()
-            status, _ = request(url, token)
-            assert status == 200
-            out.append(time.perf_counter() - start)
-
-    _, results = concurrently(pollers, poll)
-    latencies = [x for r in results for x in r]
+    command = [
+        *(sys.executable, "-m", "bench.poll", url, token),
+        *(str(pollers), str(seconds), str(interval)),
+    ]
+    done = subprocess.run(command, capture_output=True, text=True, check=True, cwd=ROOT)  # noqa: S603
+    latencies = json.loads(done.stdout)
     t = Timing.of(latencies)
+    every = f"every {interval:g} s" if interval else "back to back"
     return Row(
         "progress read",
-        f"{pollers} concurrent pollers, {len(latencies)} reads",
+        f"{pollers} concurrent pollers ({every}), {len(latencies)} reads",
         f"p95 {t.p95_ms:.0f} ms",
         "-",
         t.p95_ms / 250,

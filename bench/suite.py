@@ -11,7 +11,11 @@ def run_all(*, smoke: bool = False) -> list:
     try:
         rows.append(
             runner.progress_pollers(
-                server, ladder, pollers=4 if smoke else 20, seconds=1 if smoke else 10
+                server,
+                ladder,
+                pollers=4 if smoke else 20,
+                seconds=1 if smoke else 20,
+                interval=0.2 if smoke else 2.0,  # the board's own polling interval
             )
         )
         rows.append(

@@ -14,7 +14,7 @@ from django.db.models import Q
 from django.utils import timezone
 from psycopg.types.json import Jsonb
 
-from ladders import evidence
+from ladders import evidence, shared_progress
 from ladders.config import MAX_RUNGS, rung_problems
 from ladders.models import (
     Dispatch,
@@ -68,6 +68,7 @@ def save_ladder(*, owner, data: dict, ladder: Ladder | None = None) -> Ladder:
         ladder.retry_count = data["retryCount"]
         ladder.outer_axis = data["outerAxis"]
         ladder.save()
+        shared_progress.forget(ladder.pk)
         _save_rungs(ladder, data["rungs"])
         LadderGroup.objects.filter(ladder=ladder).delete()
         LadderGroup.objects.bulk_create(
@@ -112,6 +113,7 @@ def _save_rungs(ladder: Ladder, rungs: list[dict]) -> None:
 def reorder_rungs(*, ladder: Ladder, order: list[str]) -> None:
     with transaction.atomic():
         ladder = Ladder.objects.select_for_update().get(pk=ladder.pk)
+        shared_progress.forget(ladder.pk)
         rungs = {r.rung_id: r for r in Rung.objects.filter(ladder=ladder)}
         if len(order) != len(rungs) or set(order) != set(rungs):
             raise ValidationError(
@@ -126,6 +128,7 @@ def reorder_rungs(*, ladder: Ladder, order: list[str]) -> None:
 def delete_ladder(*, ladder: Ladder) -> None:
     """Deletes the ladder and its dispatch; the dispatch's jobs stay (they only name it)."""
     with transaction.atomic():
+        shared_progress.forget(ladder.pk)
         ladder.delete()
 
 
@@ -165,6 +168,7 @@ def start_dispatch(*, ladder: Ladder, run_pass: bool = True) -> Dispatch:
         dispatch = Dispatch.objects.select_for_update().filter(ladder=ladder).first()
         if dispatch is not None and dispatch.status == DispatchStatus.RUNNING:
             raise Conflict("A dispatch of this ladder is running; stop it before a new Run.")
+        shared_progress.forget(ladder.pk)
         rungs = list(Rung.objects.filter(ladder=ladder).order_by("position"))
         specs = [
             {"case": r.case, "version": r.version, "variant": r.variant, "engine": r.engine}
@@ -281,6 +285,7 @@ def stop_dispatch(*, ladder: Ladder, cancel_running: bool = False) -> int:
         dispatch = Dispatch.objects.select_for_update().filter(ladder=ladder).first()
         if dispatch is None or dispatch.status != DispatchStatus.RUNNING:
             raise Conflict("This ladder has no running dispatch to stop.")
+        shared_progress.forget(ladder.pk)
         dispatch.status = DispatchStatus.STOPPED
         dispatch.ended_at = timezone.now()
         dispatch.save(update_fields=["status", "ended_at"])
@@ -296,6 +301,7 @@ def stop_dispatch(*, ladder: Ladder, cancel_running: bool = False) -> int:
 
 def retry_climber(*, ladder: Ladder, key: str, run_pass: bool = True) -> None:
     with transaction.atomic():
+        shared_progress.forget(ladder.pk)
         dispatch = Dispatch.objects.select_for_update().filter(ladder=ladder).first()
         if dispatch is None or dispatch.status != DispatchStatus.RUNNING:
             raise Conflict("This ladder has no running dispatch; press Run instead.")
@@ -373,6 +379,7 @@ def run_launch_pass(*, ladder_id: int) -> PassReport | None:
     rung is missing, up to the dispatch's limit, in its climb order."""
     with transaction.atomic():
         # The claim: one pass at a time per ladder, and never beside a Stop, Retry or Run.
+        shared_progress.forget(ladder_id)
         dispatch = (
             Dispatch.objects.select_for_update(of=("self",))
             .select_related("ladder")

@@ -18,6 +18,13 @@ def fast_password_hashing(settings):
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 
 
+@pytest.fixture(autouse=True)
+def progress_read_fresh(settings):
+    """Tests read what they just wrote: each progress read computes the board afresh. Sharing a
+    board between viewers is tested on its own (tests/ladders/test_shared_progress.py)."""
+    settings.LOOPWEB_PROGRESS_MAX_AGE = 0
+
+
 def _token_client(user) -> APIClient:
     _, raw = ApiToken.objects.issue(user)
     client = APIClient()

@@ -1,16 +1,33 @@
+import re
+
+from django.http import HttpResponse
+from django.utils.cache import patch_vary_headers
 from drf_spectacular.utils import OpenApiResponse, extend_schema, inline_serializer
 from rest_framework import serializers, status, viewsets
 from rest_framework.decorators import action
 from rest_framework.exceptions import PermissionDenied
 from rest_framework.response import Response
 
-from ladders import selectors, services
+from ladders import selectors, services, shared_progress
 from ladders.api import serializers as s
 from ladders.models import Ladder
 from loopweb.runs.access import role_of
 from loopweb.runs.models import Role
 
+ACCEPTS_GZIP = re.compile(r"\bgzip\b")
 ProgressResponse = OpenApiResponse(description="The ladder's progress board (see API.md).")
+
+
+def progress_response(request, shared: shared_progress.Shared) -> HttpResponse:
+    """Progress as encoded, and compressed, once for all its viewers (``ladders.shared_progress``):
+    a large board is a few megabytes of JSON and a tenth of that gzipped."""
+    if ACCEPTS_GZIP.search(request.headers.get("Accept-Encoding", "")):
+        response = HttpResponse(shared.gzipped, content_type="application/json")
+        response.headers["Content-Encoding"] = "gzip"
+    else:
+        response = HttpResponse(shared.encoded, content_type="application/json")
+    patch_vary_headers(response, ["Accept-Encoding"])
+    return response
 
 
 class LadderViewSet(viewsets.GenericViewSet):
@@ -20,11 +37,12 @@ class LadderViewSet(viewsets.GenericViewSet):
     def get_queryset(self):
         if getattr(self, "swagger_fake_view", False):
             return Ladder.objects.none()
-        return (
-            selectors.ladders_for(self.request.user)
-            .prefetch_related("rungs", "group_links", "combination_links", "reviewers")
-            .select_related("owner")
-        )
+        visible = selectors.ladders_for(self.request.user)
+        if self.action == "progress":
+            return visible  # polled by every viewer: the read needs the ladder row alone
+        return visible.prefetch_related(
+            "rungs", "group_links", "combination_links", "reviewers"
+        ).select_related("owner")
 
     def owned(self) -> Ladder:
         ladder = self.get_object()
@@ -102,7 +120,7 @@ class LadderViewSet(viewsets.GenericViewSet):
     def run(self, request, pk=None):
         ladder = self.owned()
         services.start_dispatch(ladder=ladder)
-        return Response(selectors.ladder_progress(Ladder.objects.get(pk=ladder.pk)))
+        return progress_response(request, shared_progress.store(Ladder.objects.get(pk=ladder.pk)))
 
     @extend_schema(
         request=s.StopSerializer,
@@ -125,7 +143,7 @@ class LadderViewSet(viewsets.GenericViewSet):
         body = s.RetrySerializer(data=request.data)
         body.is_valid(raise_exception=True)
         services.retry_climber(ladder=ladder, key=body.validated_data["climber"])
-        return Response(selectors.ladder_progress(Ladder.objects.get(pk=ladder.pk)))
+        return progress_response(request, shared_progress.store(Ladder.objects.get(pk=ladder.pk)))
 
     @extend_schema(
         request=s.DispatchJournalSerializer,
@@ -152,7 +170,7 @@ class LadderViewSet(viewsets.GenericViewSet):
     @extend_schema(request=None, responses={200: ProgressResponse})
     @action(detail=True, methods=["get"])
     def progress(self, request, pk=None):
-        return Response(selectors.ladder_progress(self.get_object()))
+        return progress_response(request, shared_progress.read(self.get_object()))
 
     @extend_schema(
         request=None,

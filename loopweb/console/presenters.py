@@ -282,7 +282,7 @@ def summary_row(row: dict) -> dict:
     return {**row, "status_label": status_label(row["status"]), "bar": run_bar(row["runs"])}
 
 
-def version_of(progress: dict, *extra) -> str:
+def version_of(*shown) -> str:
     """A short fingerprint of what the board shows: an unchanged board is not re-sent."""
-    text = json.dumps([progress, *extra], sort_keys=True, default=str)
+    text = json.dumps(shown, sort_keys=True, default=str)
     return hashlib.sha256(text.encode()).hexdigest()[:16]

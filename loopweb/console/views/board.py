@@ -13,9 +13,8 @@ from django.http import HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_http_methods, require_POST, require_safe
 
-from ladders import services
+from ladders import services, shared_progress
 from ladders.models import Dispatch, DispatchStatus
-from ladders.selectors import ladder_progress
 from loopweb.console import presenters, queries
 from loopweb.console.access import can_control, controlled_ladder, signed_in, viewable_ladder
 from loopweb.console.presenters import plural
@@ -28,7 +27,8 @@ def poll_ms() -> int:
 
 
 def board_context(request, ladder) -> dict:
-    progress = ladder_progress(ladder)
+    shared = shared_progress.read(ladder)
+    progress = shared.body
     dispatch = progress["dispatch"]
     slugs = {r["case"] for r in progress["rungs"]}
     if dispatch:
@@ -52,7 +52,7 @@ def board_context(request, ladder) -> dict:
         "b": presenters.board(progress, titles=titles, config=config),
         "control": control,
         "declared": declared,
-        "version": presenters.version_of(progress, control, config, declared),
+        "version": presenters.version_of(shared.digest, control, config, declared),
         "poll_ms": poll_ms(),
     }
 
