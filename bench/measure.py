@@ -23,18 +23,25 @@ class Timing:
 
 
 def timed(fn: Callable[[], object], *, repeat: int, warmup: int = 1) -> Timing:
+    return interleaved({"fn": fn}, repeat=repeat, warmup=warmup)["fn"]
+
+
+def interleaved(
+    fns: dict[str, Callable[[], object]], *, repeat: int, warmup: int = 1
+) -> dict[str, Timing]:
+    """Time each function ``repeat`` times, taking them in turn round after round, so a change in
+    the machine's load weighs on all of them alike (a floor and what is compared with it)."""
     for _ in range(warmup):
-        fn()
-    samples, queries = [], 0
+        for fn in fns.values():
+            fn()
+    samples: dict[str, list[float]] = {name: [] for name in fns}
+    queries: dict[str, int] = {}
     for i in range(repeat):
-        if i == 0:
+        for name, fn in fns.items():
             with CaptureQueriesContext(connection) as ctx:
                 start = time.perf_counter()
                 fn()
-                samples.append(time.perf_counter() - start)
-            queries = len(ctx.captured_queries)
-        else:
-            start = time.perf_counter()
-            fn()
-            samples.append(time.perf_counter() - start)
-    return Timing.of(samples, queries)
+                samples[name].append(time.perf_counter() - start)
+            if i == 0:
+                queries[name] = len(ctx.captured_queries)
+    return {name: Timing.of(samples[name], queries[name]) for name in fns}

@@ -16,7 +16,7 @@ from django.db import close_old_connections, connection, transaction
 from bench import floors
 from bench.data import CHECKLIST, ladder_with_runs, user
 from bench.http import request
-from bench.measure import Timing, timed
+from bench.measure import Timing, interleaved, timed
 from ladders import selectors, services
 from ladders.evidence import snapshot_rungs
 from ladders.models import DispatchClimber, Ladder
@@ -67,10 +67,16 @@ def launch_pass_and_progress(*, climbers, rungs, runs, unrelated, repeat, tag="m
         climbers=climbers, rungs=rungs, runs_per_cell=runs, unrelated=unrelated, tag=tag
     )
     cells = slot_cells(dispatch)
-    floor = timed(lambda: floors.tally_floor(cells, runs), repeat=repeat)
-    pass_time = timed(lambda: one_pass(ladder), repeat=repeat)
     ladder = Ladder.objects.get(pk=ladder.pk)
-    progress = timed(lambda: selectors.ladder_progress(ladder), repeat=repeat)
+    timings = interleaved(
+        {
+            "floor": lambda: floors.tally_floor(cells, runs),
+            "pass": lambda: one_pass(ladder),
+            "progress": lambda: selectors.ladder_progress(ladder),
+        },
+        repeat=repeat,
+    )
+    floor, pass_time, progress = timings["floor"], timings["pass"], timings["progress"]
     data = f"{climbers}×{rungs}×{runs} + {unrelated:,} unrelated"
     return ladder, [
         Row(

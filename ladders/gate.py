@@ -7,6 +7,8 @@ import math
 from collections.abc import Iterable
 from dataclasses import dataclass
 from enum import StrEnum
+from itertools import islice
+from typing import NamedTuple
 
 from loopweb.runs.validators import RATING_RANK
 
@@ -72,8 +74,7 @@ def read_run(run: RunRead, gate: Gate) -> Read:
     return Read.PASS if RATING_RANK[rating] >= RATING_RANK[gate.floor] else Read.FAIL
 
 
-@dataclass(frozen=True, slots=True)
-class Tally:
+class Tally(NamedTuple):
     counted: int
     rated: int
     unrated: int
@@ -97,16 +98,21 @@ class Tally:
 def tally(runs: Iterable[RunRead], *, target: int, in_flight: int, gate: Gate) -> Tally:
     """Tally a slot: its runs (the first ``target`` counted runs of its cell) and its cell's jobs
     in flight, both read up to the target."""
-    reads = [read_run(run, gate) for run in list(runs)[:target]]
-    counted = len(reads)
+    counted = passing = unrated = 0
+    for run in islice(runs, target):
+        counted += 1
+        read = read_run(run, gate)
+        if read is Read.PASS:
+            passing += 1
+        elif read is Read.UNRATED:
+            unrated += 1
     in_flight = max(0, min(in_flight, target - counted))
     final = max(target, counted + in_flight)
-    unrated = reads.count(Read.UNRATED)
     return Tally(
         counted=counted,
         rated=counted - unrated,
         unrated=unrated,
-        passing=reads.count(Read.PASS),
+        passing=passing,
         pending=final - counted,
         in_flight=in_flight,
         required=gate.required(final),

@@ -110,7 +110,7 @@ def ladder_progress(ladder: Ladder, *, viewer=None) -> dict:
         "rungs": snapshot["rungs"],
         "slotCounts": standing.slot_counts(),
         "runs": standing.runs(),
-        "runsUnreviewed": len(_unreviewed(ladder, loaded, standing)),
+        "runsUnreviewed": _unreviewed_count(ladder, loaded, standing),
         "runsUnderWay": _under_way(dispatch),
     }
     rung_cells = {}
@@ -164,17 +164,31 @@ def _unreviewed(ladder: Ladder, loaded: evidence.Loaded, standing: Standing) -> 
                     entries.append((run, rung.id, climber.key))
     if not entries:
         return []
-    readers = Q(reviewer=ladder.owner_id) | Q(reviewer__in=ladder.reviewers.values("pk"))
-    # Reviews of the runs of the dispatch's cells, by a join rather than thousands of ids.
-    reviewed = set(
-        Review.objects.filter(
-            readers,
-            run__cell_key__in=DispatchCell.objects.filter(dispatch=loaded.dispatch).values(
-                "cell_key"
-            ),
-        ).values_list("run_id", flat=True)
-    )
+    reviewed = _reviewed(ladder, loaded.dispatch)
     return [entry for entry in entries if entry[0].id not in reviewed]
+
+
+def _unreviewed_count(ladder: Ladder, loaded: evidence.Loaded, standing: Standing) -> int:
+    """How many entries ``_unreviewed`` lists (progress's ``runsUnreviewed``), without ordering
+    them."""
+    completed = {
+        run.id
+        for climber in standing.climbers
+        for slot in climber.slots
+        for run in slot.runs
+        if run.outcome == COMPLETED
+    }
+    return len(completed - _reviewed(ladder, loaded.dispatch)) if completed else 0
+
+
+def _reviewed(ladder: Ladder, dispatch: Dispatch) -> set[int]:
+    """Runs of the dispatch's cells reviewed by the ladder's owner or one of its reviewers."""
+    readers = Q(reviewer=ladder.owner_id) | Q(reviewer__in=ladder.reviewers.values("pk"))
+    # By a join with the dispatch's cells rather than thousands of ids.
+    cells = DispatchCell.objects.filter(dispatch=dispatch).values("cell_key")
+    return set(
+        Review.objects.filter(readers, run__cell_key__in=cells).values_list("run_id", flat=True)
+    )
 
 
 def review_queue(ladder: Ladder) -> list[dict]:

@@ -7,9 +7,10 @@ current rungs miss); progress, the summary and the review queue render one.
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import NamedTuple
 
 from ladders.gate import Gate, Tally, Verdict, decide, tally
-from loopweb.runs.cells import CasePin, CombinationCell, cell_key
+from loopweb.runs.cells import CasePin, CombinationCell, joined_cell_key
 
 RUNNING = "running"
 BLOCKED = "blocked"
@@ -19,6 +20,9 @@ PASSED = "passed"
 PENDING = "pending"
 SKIPPED = "skipped"
 SLOT_STATUSES = (RUNNING, BLOCKED, PASSED, FAILED, PENDING, SKIPPED)
+
+PASSED_VERDICT, FAILED_VERDICT = Verdict.PASSED.value, Verdict.FAILED.value
+NO_RUNS: list = []
 
 UNLAUNCHABLE = "unlaunchable"
 FAILING = "failing"
@@ -30,10 +34,13 @@ class RungSnap:
     id: str
     pin: CasePin
     target: int
+    pin_key: str = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self):
+        object.__setattr__(self, "pin_key", self.pin.key)  # read for every climber
 
 
-@dataclass(frozen=True, slots=True)
-class SlotRun:
+class SlotRun(NamedTuple):  # thirty thousand of them for a large ladder: cheap to make
     id: int
     outcome: str
     rating: str | None
@@ -207,9 +214,10 @@ def _climb(climber, cell, pin_now, problem, *, rungs, gate, evidence) -> Climber
         return standing
 
     stopped_at = None  # index of the current or failed rung
+    combination_key = cell.key
     for index, rung in enumerate(rungs):
-        key = cell_key(rung.pin, cell)
-        runs = evidence.runs.get(key, [])[: rung.target]
+        key = joined_cell_key(rung.pin_key, combination_key)
+        runs = evidence.runs.get(key, NO_RUNS)[: rung.target]
         slot = SlotStanding(
             rung=rung.id,
             status=PENDING,
@@ -234,13 +242,13 @@ def _climb(climber, cell, pin_now, problem, *, rungs, gate, evidence) -> Climber
             if decided is not None:
                 verdict = decided.value
                 standing.new_verdicts[rung.id] = verdict
-        if verdict == Verdict.PASSED:
+        if verdict == PASSED_VERDICT:
             slot.status = PASSED
             continue
         stopped_at = index
         standing.current_rung = rung.id
         standing.tally = slot.tally
-        if verdict == Verdict.FAILED:
+        if verdict == FAILED_VERDICT:
             slot.status = FAILED
             standing.status = FAILED
             continue
