@@ -24,8 +24,8 @@ def poll(url: str, token: str, pollers: int, seconds: float, interval: float) ->
     def poller(out: list[float], offset: float) -> None:
         try:
             tick = time.monotonic() + offset
-            while tick < deadline:
-                time.sleep(max(0.0, tick - time.monotonic()))
+            while tick < deadline and (now := time.monotonic()) < deadline:
+                time.sleep(max(0.0, tick - now))
                 tick += interval
                 start = time.perf_counter()
                 status, _ = request(url, token)

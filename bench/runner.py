@@ -182,6 +182,7 @@ def progress_pollers(
     back), from a process of their own, as from other machines."""
     _, token = ApiToken.objects.issue(ladder.owner)
     url = f"{server.url}/api/ladders/{ladder.pk}/progress"
+    request(url, token)  # warm: the board has been viewed before
     command = [
         *(sys.executable, "-m", "bench.poll", url, token),
         *(str(pollers), str(seconds), str(interval)),

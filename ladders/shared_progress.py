@@ -1,25 +1,29 @@
 """Progress shared by the viewers of a ladder.
 
 Twenty people watching one large board would otherwise compute the same standing twenty times a
-poll. Each web process keeps a ladder's latest progress, JSON-encoded once, for at most
-``LOOPWEB_PROGRESS_MAX_AGE`` seconds (0 turns sharing off). When the copy expires, one viewer
-recomputes it while the others keep being served the copy they had, so a board is never more than
-that age plus one computation behind. The ladder's own writes (Run, Stop, Retry, edits, a launch
+poll. Each web process keeps a ladder's latest progress, JSON-encoded and gzipped once, for
+``LOOPWEB_PROGRESS_MAX_AGE`` seconds (0 turns sharing off). When the copy expires, it is
+recomputed in a thread beside the requests, which keep being served the copy there is: no viewer
+waits for a computation but the very first, and a board is never more than that age plus one
+computation behind. The ladder's own writes (Run, Stop, Retry, edits, a launch
 pass) drop the copy of the process that made them once they commit, so whoever acted sees the
 effect at once.
 """
 
 import gzip
 import hashlib
+import logging
 import threading
 import time
 from dataclasses import dataclass
 
 from django.conf import settings
-from django.db import transaction
+from django.db import connection, transaction
 from rest_framework.renderers import JSONRenderer
 
 from ladders.selectors import ladder_progress
+
+logger = logging.getLogger(__name__)
 
 #: A copy nobody has read for this long is dropped when another ladder's copy is stored.
 UNREAD_FOR = 60.0
@@ -85,15 +89,28 @@ def read(ladder) -> Shared:
     held = slot.shared
     if _fresh(held, max_age):
         return held
-    # One viewer recomputes; the others are served the copy they had, or wait for the first.
-    if not slot.lock.acquire(blocking=held is None):
-        return held
+    if held is None:
+        # Nothing to serve yet: one viewer computes, the others wait for it.
+        with slot.lock:
+            if _fresh(slot.shared, max_age):
+                return slot.shared
+            return _store(slot, ladder)
+    # Expired: every viewer is served the copy there is while one refresh runs beside them, so
+    # no viewer waits for a computation.
+    if slot.lock.acquire(blocking=False):
+        threading.Thread(target=_refresh, args=(slot, ladder), daemon=True).start()
+    return held
+
+
+def _refresh(slot: _Slot, ladder) -> None:
+    """Recompute a copy in a thread of its own (holding the slot's lock, released here)."""
     try:
-        if _fresh(slot.shared, max_age):
-            return slot.shared  # recomputed by the viewer this one waited for
-        return _store(slot, ladder)
+        _store(slot, ladder)
+    except Exception:
+        logger.exception("refreshing the progress of ladder %s failed", ladder.pk)
     finally:
         slot.lock.release()
+        connection.close()  # the thread's own connection
 
 
 def store(ladder) -> Shared:

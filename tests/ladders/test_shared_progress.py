@@ -68,9 +68,19 @@ def test_viewers_within_the_max_age_share_one_computation(counting, sharing):
     assert counting.calls == 1
 
 
-def test_a_copy_older_than_the_max_age_is_computed_again(counting, sharing):
+def refreshed(ladder=LADDER) -> None:
+    """Wait for a refresh running beside the requests to be done."""
+    with shared_progress._slot(ladder.pk).lock:
+        pass
+
+
+def test_an_expired_copy_is_served_while_a_new_one_is_computed_beside_the_request(
+    counting, sharing
+):
     first = shared_progress.read(LADDER)
     sharing.now += MAX_AGE
+    assert shared_progress.read(LADDER) is first  # nobody waits for the computation
+    refreshed()
     second = shared_progress.read(LADDER)
     assert second is not first and second.body["computation"] == 2
 
@@ -94,23 +104,39 @@ def test_the_copy_is_encoded_once_with_a_digest_of_its_bytes(counting):
     assert len(shared.digest) == 64
 
 
-def test_while_one_viewer_recomputes_the_others_are_served_the_copy_they_had(counting, sharing):
+def test_while_a_copy_is_refreshed_every_viewer_gets_the_one_there_is(counting, sharing):
     old = shared_progress.read(LADDER)
     sharing.now += MAX_AGE
     counting.gate, counting.started = threading.Event(), threading.Event()
-    recomputed = []
-    refresher = threading.Thread(target=lambda: recomputed.append(shared_progress.read(LADDER)))
-    refresher.start()
+    assert shared_progress.read(LADDER) is old
     assert counting.started.wait(timeout=10)
 
-    # The refresher holds the computation: another viewer does not wait for it, nor compute.
-    assert shared_progress.read(LADDER) is old
+    # One refresh at a time: the other viewers neither wait for it nor compute.
+    assert all(shared_progress.read(LADDER) is old for _ in range(5))
     assert counting.calls == 2
 
     counting.gate.set()
-    refresher.join(timeout=10)
-    assert recomputed[0].body["computation"] == 2
-    assert shared_progress.read(LADDER) is recomputed[0]
+    refreshed()
+    assert shared_progress.read(LADDER).body["computation"] == 2
+
+
+def test_a_refresh_that_fails_leaves_the_copy_there_is_for_the_next_read_to_retry(
+    counting, sharing, monkeypatch, caplog
+):
+    old = shared_progress.read(LADDER)
+    sharing.now += MAX_AGE
+
+    def broken(ladder):
+        raise RuntimeError("database gone")
+
+    monkeypatch.setattr(shared_progress, "ladder_progress", broken)
+    assert shared_progress.read(LADDER) is old
+    refreshed()
+    assert "refreshing the progress of ladder 7 failed" in caplog.text
+    monkeypatch.setattr(shared_progress, "ladder_progress", counting)
+    assert shared_progress.read(LADDER) is old  # still expired: refreshed again
+    refreshed()
+    assert shared_progress.read(LADDER).body["computation"] == 2
 
 
 def test_viewers_of_a_board_nobody_has_computed_yet_wait_for_one_computation(counting):
@@ -205,14 +231,17 @@ def test_a_second_viewer_within_the_max_age_costs_no_query(
         progress_over_http(owner_api, ladder)
 
 
+@pytest.mark.django_db(transaction=True)  # the refresh reads in a thread of its own
 def test_runs_pushed_by_drivers_show_once_the_max_age_has_passed(
-    owner_api, driver, ladder, sharing, run_tasks
+    owner_api, driver, ladder, sharing
 ):
     before = progress_over_http(owner_api, ladder)
     for job in claim_all(driver):
         push(driver, job, record=PERFECT)
     assert progress_over_http(owner_api, ladder) == before  # within the max age
     sharing.now += MAX_AGE
+    assert progress_over_http(owner_api, ladder) == before  # refreshed beside this request
+    refreshed(ladder)
     after = progress_over_http(owner_api, ladder)
     assert after["dispatch"]["runs"]["done"] == before["dispatch"]["runs"]["done"] + 2
 
