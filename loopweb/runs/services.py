@@ -320,14 +320,15 @@ def expire_leases(*, now: datetime | None = None) -> int:
 def _rating_for(pin: CasePin, outcome: str, record: Mapping) -> str | None:
     if outcome != Outcome.COMPLETED:
         return None
-    version = (
-        CaseVersion.objects.select_related("case")
-        .filter(case__slug=pin.case, version=pin.version)
-        .first()
-    )
-    if version is None or version.case.kind != CaseKind.FUNCTIONAL or version.legacy:
+    found = CaseVersion.objects.filter(case__slug=pin.case, version=pin.version).values_list(
+        "case__kind", "legacy", "checklist"
+    )[:1]  # (case, version) is unique
+    if not found:
         return None
-    return rate(record, version.checklist)
+    [(kind, legacy, checklist)] = found
+    if kind != CaseKind.FUNCTIONAL or legacy:
+        return None
+    return rate(record, checklist)
 
 
 def push_run(
