@@ -117,7 +117,10 @@ def load(dispatches: list[Dispatch]) -> list[Loaded]:
     cells = Q(cell_key__in=DispatchCell.objects.filter(dispatch__in=by_id).values("cell_key"))
     if unpinned:
         cells |= Q(cell_key__in=unpinned)
-    runs = _slot_runs(cells, max_target)
+    if connection.vendor == "postgresql":
+        runs = _slot_runs_by_cell(list(by_id), sorted(unpinned), max_target)
+    else:
+        runs = _slot_runs(cells, max_target)
     cell_in_flight = _cell_in_flight(cells)
     prefixes = {d.origin_prefix: d.pk for d in dispatches}
     launched, failures, last_launch = _dispatch_jobs(prefixes)
@@ -134,6 +137,7 @@ def load(dispatches: list[Dispatch]) -> list[Loaded]:
 
 
 def _slot_runs(cells: Q, max_target: int) -> dict[str, list[SlotRun]]:
+    """The first ``max_target`` counted runs of each cell, oldest first, by finish then id."""
     rows = (
         Run.objects.filter(cells, counted=True)
         .annotate(
@@ -160,6 +164,38 @@ def _slot_runs(cells: Q, max_target: int) -> dict[str, list[SlotRun]]:
     runs: dict[str, list[SlotRun]] = defaultdict(list)
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
+        for key, run_id, outcome, rating, build_loaded, published in cursor:
+            runs[key].append(SlotRun(run_id, outcome, rating, build_loaded, published))
+    return runs
+
+
+def _slot_runs_by_cell(
+    dispatch_ids: list[int], unpinned: list[str], max_target: int
+) -> dict[str, list[SlotRun]]:
+    """``_slot_runs`` on PostgreSQL: for each cell, its first counted runs straight from the
+    ``run_counted_in_cell`` index (a LATERAL join with a LIMIT), instead of ranking and sorting
+    every counted run of every cell."""
+    runs: dict[str, list[SlotRun]] = defaultdict(list)
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"""
+            SELECT cells.cell_key, r.id, r.outcome, r.validator_rating, r.build_loaded,
+                   r.published
+            FROM (
+                SELECT cell_key FROM {DispatchCell._meta.db_table} WHERE dispatch_id = ANY(%s)
+                UNION
+                SELECT unnest(%s::varchar[])
+            ) AS cells
+            CROSS JOIN LATERAL (
+                SELECT id, outcome, validator_rating, build_loaded, published
+                FROM {Run._meta.db_table}
+                WHERE counted AND cell_key = cells.cell_key
+                ORDER BY finished_at, id
+                LIMIT %s
+            ) AS r
+            """,  # noqa: S608 - only models' table names are formatted in
+            [dispatch_ids, unpinned, max_target],
+        )
         for key, run_id, outcome, rating, build_loaded, published in cursor:
             runs[key].append(SlotRun(run_id, outcome, rating, build_loaded, published))
     return runs

@@ -74,6 +74,10 @@ def read_run(run: RunRead, gate: Gate) -> Read:
     return Read.PASS if RATING_RANK[rating] >= RATING_RANK[gate.floor] else Read.FAIL
 
 
+#: A tally's fields as progress names them, in the tally's order.
+TALLY_JSON_KEYS = ("counted", "rated", "unrated", "passing", "pending", "inFlight", "required")
+
+
 class Tally(NamedTuple):
     counted: int
     rated: int
@@ -84,15 +88,7 @@ class Tally(NamedTuple):
     required: int
 
     def as_json(self) -> dict:
-        return {
-            "counted": self.counted,
-            "rated": self.rated,
-            "unrated": self.unrated,
-            "passing": self.passing,
-            "pending": self.pending,
-            "inFlight": self.in_flight,
-            "required": self.required,
-        }
+        return dict(zip(TALLY_JSON_KEYS, self, strict=True))
 
 
 def tally(runs: Iterable[RunRead], *, target: int, in_flight: int, gate: Gate) -> Tally:

@@ -4,7 +4,7 @@ Pure: no ORM. The launch pass acts on a standing (records verdicts, pins cells, 
 current rungs miss); progress, the summary and the review queue render one.
 """
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import NamedTuple
@@ -85,7 +85,7 @@ class SlotStanding:
     target: int = 0
     counted: int = 0
     launched: int = 0
-    runs: list[SlotRun] = field(default_factory=list)
+    runs: Sequence[SlotRun] = ()  # read only: set when the slot is tallied
     tally: Tally | None = None
 
     @property

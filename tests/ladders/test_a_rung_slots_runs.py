@@ -1,7 +1,9 @@
 """Seed 004, "A rung slot's runs"."""
 
-from ladders import selectors, services
-from ladders.models import Dispatch, DispatchClimber
+from django.db.models import Q
+
+from ladders import evidence, selectors, services
+from ladders.models import Dispatch, DispatchCell, DispatchClimber
 from loopweb.runs.cells import CasePin
 from loopweb.runs.models import Job, Run
 from tests.ladders.builders import (
@@ -436,3 +438,36 @@ def test_the_origin_plays_no_part_in_which_runs_count(owner, outsider, driver, r
     board = progress_of(ladder)
     assert board["climbers"][0]["status"] == "failed"
     assert queue_runs(ladder) == [Run.objects.get(job=foreign).pk]
+
+
+def test_both_ways_of_reading_the_first_runs_read_the_same_runs(owner, driver):
+    """PostgreSQL reads each cell's first counted runs through a LATERAL join on the cells'
+    index; other databases rank every counted run. Both read the same runs in the same order,
+    for cells held by two dispatches and for cells not held yet."""
+    first, second = versions(2, prefix="shape")
+    combos = climbers(3, prefix="shape")
+    for minute, (version, combo, record, outcome) in enumerate(
+        [
+            (first, combos[0], BROKEN, "completed"),
+            (first, combos[0], PERFECT, "completed"),
+            (first, combos[0], {}, "infrastructure"),  # never counted
+            (first, combos[0], PERFECT, "completed"),
+            (second, combos[0], PERFECT, "hung"),
+            (first, combos[1], PERFECT, "completed"),
+            (second, combos[2], PERFECT, "completed"),  # a cell no dispatch holds
+        ]
+    ):
+        outside(driver, version, combo, record, outcome=outcome, finished_at=at(10 - minute))
+    shared = make_ladder(owner, [first, second], combos[:2], runsPerCell=2)
+    other = make_ladder(owner, [first], combos[:1], runsPerCell=3)
+    for ladder in (shared, other):
+        services.start_dispatch(ladder=ladder, run_pass=False)
+    dispatches = list(Dispatch.objects.filter(ladder__in=[shared, other]))
+    loose = Run.objects.get(combination=combos[2]).cell_key
+
+    by_cell = evidence._slot_runs_by_cell([d.pk for d in dispatches], [loose], 3)
+    held = DispatchCell.objects.filter(dispatch__in=dispatches).values("cell_key")
+    ranked = evidence._slot_runs(Q(cell_key__in=held) | Q(cell_key__in=[loose]), 3)
+
+    assert by_cell == ranked
+    assert sum(map(len, by_cell.values())) == 6  # 3 + 1 + 1 + 1, the infrastructure run left out
