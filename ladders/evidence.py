@@ -164,8 +164,9 @@ def _slot_runs(cells: Q, max_target: int) -> dict[str, list[SlotRun]]:
     runs: dict[str, list[SlotRun]] = defaultdict(list)
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
-        for key, run_id, outcome, rating, build_loaded, published in cursor:
-            runs[key].append(SlotRun(run_id, outcome, rating, build_loaded, published))
+        rows = cursor.fetchall()
+    for key, run_id, outcome, rating, build_loaded, published in rows:
+        runs[key].append(SlotRun(run_id, outcome, rating, build_loaded, published))
     return runs
 
 
@@ -196,8 +197,9 @@ def _slot_runs_by_cell(
             """,  # noqa: S608 - only models' table names are formatted in
             [dispatch_ids, unpinned, max_target],
         )
-        for key, run_id, outcome, rating, build_loaded, published in cursor:
-            runs[key].append(SlotRun(run_id, outcome, rating, build_loaded, published))
+        rows = cursor.fetchall()
+    for key, run_id, outcome, rating, build_loaded, published in rows:
+        runs[key].append(SlotRun(run_id, outcome, rating, build_loaded, published))
     return runs
 
 

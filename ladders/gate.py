@@ -74,10 +74,6 @@ def read_run(run: RunRead, gate: Gate) -> Read:
     return Read.PASS if RATING_RANK[rating] >= RATING_RANK[gate.floor] else Read.FAIL
 
 
-#: A tally's fields as progress names them, in the tally's order.
-TALLY_JSON_KEYS = ("counted", "rated", "unrated", "passing", "pending", "inFlight", "required")
-
-
 class Tally(NamedTuple):
     counted: int
     rated: int
@@ -88,7 +84,16 @@ class Tally(NamedTuple):
     required: int
 
     def as_json(self) -> dict:
-        return dict(zip(TALLY_JSON_KEYS, self, strict=True))
+        counted, rated, unrated, passing, pending, in_flight, required = self
+        return {
+            "counted": counted,
+            "rated": rated,
+            "unrated": unrated,
+            "passing": passing,
+            "pending": pending,
+            "inFlight": in_flight,
+            "required": required,
+        }
 
 
 def tally(runs: Iterable[RunRead], *, target: int, in_flight: int, gate: Gate) -> Tally:
