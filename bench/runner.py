@@ -265,14 +265,18 @@ def push_throughput(server: Server, *, drivers: int, per_driver: int, tag="push"
     )
 
 
-def claim_throughput(*, claimers: int, jobs: int, tag="claim") -> Row:
+def claim_throughput(*, claimers: int, jobs: int, rounds: int = 3, tag="claim") -> Row:
+    """``jobs`` claimed by ``claimers`` threads, in ``rounds`` rounds that take the floor and the
+    product in turn (after a warm-up round of each), so a change in the machine's load weighs on
+    both alike."""
     driver = user(f"bench-claimer-{tag}", Role.DRIVER)
     owner = user(f"bench-launcher-{tag}", Role.OWNER)
     combination = Combination.objects.filter(model__startswith="b").first()
+    per_round = jobs // rounds
 
-    def enqueue():
+    def enqueue(n: int):
         Job.objects.filter(status__in=["queued", "pending"]).update(status="canceled")
-        for _ in range(jobs):
+        for _ in range(n):
             run_services.launch_by_hand(
                 owner=owner, pin=CasePin("claim-case", "1", "default"), combination=combination
             )
@@ -285,13 +289,26 @@ def claim_throughput(*, claimers: int, jobs: int, tag="claim") -> Row:
         while (job_id := floors.claim_floor()) is not None:
             out.append(job_id)
 
-    enqueue()
-    floor_time, floor_ids = concurrently(claimers, bare)
-    enqueue()
-    claim_time, claim_ids = concurrently(claimers, claim)
-    ids = [x for r in claim_ids for x in r]
+    def timed_round(work, n: int) -> tuple[float, list[int]]:
+        enqueue(n)
+        seconds, results = concurrently(claimers, work)
+        return seconds, [x for r in results for x in r]
+
+    timed_round(bare, claimers)  # warm-up
+    timed_round(claim, claimers)
+    floor_time = claim_time = 0.0
+    floor_ids: list[int] = []
+    ids: list[int] = []
+    for _ in range(rounds):
+        seconds, claimed = timed_round(bare, per_round)
+        floor_time += seconds
+        floor_ids += claimed
+        seconds, claimed = timed_round(claim, per_round)
+        claim_time += seconds
+        ids += claimed
     doubles = sum(n - 1 for n in Counter(ids).values() if n > 1)
-    rate, floor_rate = len(ids) / claim_time, sum(map(len, floor_ids)) / floor_time
+    rate, floor_rate = len(ids) / claim_time, len(floor_ids) / floor_time
+    jobs = per_round * rounds
     return Row(
         "claim",
         f"{claimers} concurrent claimers, {jobs} jobs",

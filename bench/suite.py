@@ -25,7 +25,7 @@ def run_all(*, smoke: bool = False) -> list:
         )
     finally:
         server.close()
-    rows.append(runner.claim_throughput(claimers=4 if smoke else 32, jobs=20 if smoke else 2000))
+    rows.append(runner.claim_throughput(claimers=4 if smoke else 32, jobs=21 if smoke else 3000))
     sizes = (2, 4) if smoke else (10, 200, 1000)
     rows += runner.pass_growth(
         sizes, rungs=3 if smoke else 50, runs=size["runs"], repeat=2 if smoke else 3

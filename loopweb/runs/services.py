@@ -168,14 +168,21 @@ def _claim_statement(vendor: str) -> str:
     )
 
 
+def _converters(index: int):
+    field = _JOB_FIELDS[index]
+    column = field.get_col(Job._meta.db_table)
+    return column, connection.ops.get_db_converters(column) + field.get_db_converters(connection)
+
+
+@functools.cache
+def _converted(vendor: str) -> tuple[int, ...]:
+    """Which of a job's fields the database hands back in a form that needs converting."""
+    return tuple(i for i in range(len(_JOB_FIELDS)) if _converters(i)[1])
+
+
 def _jobs_from_rows(rows) -> list[Job]:
     """Jobs from whole rows, with each field's database converters applied, as the ORM would."""
-    converters = []
-    for index, field in enumerate(_JOB_FIELDS):
-        column = field.get_col(Job._meta.db_table)
-        found = connection.ops.get_db_converters(column) + field.get_db_converters(connection)
-        if found:
-            converters.append((index, column, found))
+    converters = [(index, *_converters(index)) for index in _converted(connection.vendor)]
     names = [field.attname for field in _JOB_FIELDS]
     jobs = []
     for row in rows:
