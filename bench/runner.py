@@ -218,18 +218,24 @@ def _claimed_jobs(n: int, driver, tag: str) -> list[Job]:
     return run_services.claim_jobs(driver=driver, limit=n)
 
 
-def push_throughput(server: Server, *, drivers: int, per_driver: int, tag="push") -> Row:
+def push_throughput(
+    server: Server, *, drivers: int, per_driver: int, rounds: int = 4, tag="push"
+) -> Row:
     driver = user(f"bench-driver-{tag}", Role.DRIVER)
     _, token = ApiToken.objects.issue(driver)
     jobs = _claimed_jobs(drivers * per_driver, driver, tag)
+    rounds = max(1, min(rounds, len(jobs)))
+    jobs = jobs[: len(jobs) - len(jobs) % rounds]
     record = {
         "checklist": {"i0": True, "i1": True, "i2": True},
         "toolchain": {"build": "ok", "loaded": True},
         "metrics": {"runtime_s": 12.5},
     }
 
+    batch: list = []  # the jobs of the current round
+
     def push(i, out):
-        for job in jobs[i::drivers]:
+        for job in batch[i::drivers]:
             status, _ = request(
                 f"{server.url}/api/runs/",
                 token,
@@ -244,14 +250,18 @@ def push_throughput(server: Server, *, drivers: int, per_driver: int, tag="push"
             assert status == 201, status
 
     def floor(i, out):
-        for _ in jobs[i::drivers]:
+        for _ in batch[i::drivers]:
             status, _ = request(f"{server.url}/bench/insert", token, "POST", {"record": record})
             assert status == 201
 
     with connection.cursor() as cursor:
         cursor.execute("CREATE TABLE IF NOT EXISTS bench_floor (id serial PRIMARY KEY, body text)")
-    floor_time, _ = concurrently(drivers, floor)
-    push_time, _ = concurrently(drivers, push)
+    # Round by round, the floor and the pushes in turn, so a change in load weighs on both alike.
+    floor_time = push_time = 0.0
+    for start in range(0, len(jobs), len(jobs) // rounds):
+        batch[:] = jobs[start : start + len(jobs) // rounds]
+        floor_time += concurrently(drivers, floor)[0]
+        push_time += concurrently(drivers, push)[0]
     n = len(jobs)
     push_rate, floor_rate = n / push_time, n / floor_time
     return Row(

@@ -21,7 +21,6 @@ from loopweb.runs.models import (
     Outcome,
     Review,
     ReviewVerdict,
-    Run,
 )
 from loopweb.runs.models.catalog import PIN_PART
 
@@ -419,40 +418,30 @@ class ReviewSerializer(serializers.ModelSerializer):
         read_only_fields = ["id", "run"]
 
 
-class RunSerializer(serializers.ModelSerializer):
+class RunSerializer(serializers.Serializer):
+    """A run as the API shows it. Declared field by field: a run is shown on every push, and a
+    ModelSerializer would rebuild these fields from the model each time."""
+
+    id = serializers.IntegerField(read_only=True)
     job = serializers.IntegerField(source="job_id", allow_null=True)
     cellKey = serializers.CharField(source="cell_key")
+    case = serializers.CharField()
+    version = serializers.CharField()
+    variant = serializers.CharField()
+    engine = serializers.CharField(allow_null=True)
+    combination = serializers.IntegerField(source="combination_id", allow_null=True)
+    cell = serializers.JSONField()
+    outcome = serializers.ChoiceField(choices=Outcome.choices)
+    record = serializers.JSONField()
     buildLoaded = serializers.BooleanField(source="build_loaded", allow_null=True)
     validatorRating = serializers.CharField(source="validator_rating", allow_null=True)
+    counted = serializers.BooleanField()
+    published = serializers.BooleanField()
     finishedAt = serializers.DateTimeField(source="finished_at")
+    commit = serializers.CharField()
     mergeArtifact = serializers.CharField(source="merge_artifact")
-    combination = serializers.IntegerField(source="combination_id", allow_null=True)
+    acceptance_rule = serializers.JSONField(allow_null=True)
     reviewed = serializers.SerializerMethodField()
-
-    class Meta:
-        model = Run
-        fields = [
-            "id",
-            "job",
-            "cellKey",
-            "case",
-            "version",
-            "variant",
-            "engine",
-            "combination",
-            "cell",
-            "outcome",
-            "record",
-            "buildLoaded",
-            "validatorRating",
-            "counted",
-            "published",
-            "finishedAt",
-            "commit",
-            "mergeArtifact",
-            "acceptance_rule",
-            "reviewed",
-        ]
 
     def get_reviewed(self, run) -> bool:
         count = getattr(run, "review_count", None)
