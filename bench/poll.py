@@ -13,6 +13,7 @@ import threading
 import time
 
 from bench.http import request
+from bench.threads import together
 
 
 def poll(url: str, token: str, pollers: int, seconds: float, interval: float) -> list[float]:
@@ -38,12 +39,7 @@ def poll(url: str, token: str, pollers: int, seconds: float, interval: float) ->
     threads = [
         threading.Thread(target=poller, args=(out, rng.uniform(0, interval))) for out in latencies
     ]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    if errors:
-        raise errors[0]
+    together(threads, errors)
     return [x for out in latencies for x in out]
 
 

@@ -17,6 +17,7 @@ from bench import floors
 from bench.data import CHECKLIST, ladder_with_runs, user
 from bench.http import request
 from bench.measure import Timing, interleaved, timed
+from bench.threads import together
 from ladders import selectors, services
 from ladders.evidence import snapshot_rungs
 from ladders.models import DispatchClimber, Ladder
@@ -166,12 +167,7 @@ def concurrently(n_threads: int, work) -> tuple[float, list]:
 
     threads = [threading.Thread(target=body, args=(i,)) for i in range(n_threads)]
     start = time.perf_counter()
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    if errors:
-        raise errors[0]
+    together(threads, errors)
     return time.perf_counter() - start, results
 
 

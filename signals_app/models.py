@@ -121,16 +121,5 @@ class AcceptanceRule(models.Model):
     def __str__(self) -> str:
         return f"{self.name} ({self.user})"
 
-    #: The fields a rule is made of, in ``rules.normalized_rule``'s terms.
-    RULE_FIELDS = (
-        "name",
-        "description",
-        "requires",
-        "score",
-        "excludes_events",
-        "window_days",
-        "ext",
-    )
-
     def as_json(self) -> dict:
-        return rules.normalized_rule(**{name: getattr(self, name) for name in self.RULE_FIELDS})
+        return rules.normalized_rule(**{name: getattr(self, name) for name in rules.RULE_FIELDS})

@@ -168,7 +168,7 @@ def set_acceptance_rule(*, user, body: Any) -> AcceptanceRule:
 
 def current_rule_of(user_id: int | None) -> dict:
     """The user's current rule, or the default rule for a user who has not set one."""
-    found = AcceptanceRule.objects.filter(user_id=user_id).values(*AcceptanceRule.RULE_FIELDS)
+    found = AcceptanceRule.objects.filter(user_id=user_id).values(*rules.RULE_FIELDS)
     stored = found[:1] if user_id else []
     return rules.normalized_rule(**stored[0]) if stored else rules.default_rule()
 
