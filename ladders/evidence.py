@@ -222,6 +222,25 @@ def _split(origin: str, prefixes: dict[str, int]) -> tuple[int, str] | None:
     return pk, origin[len(dispatch_prefix) :]
 
 
+def _per_origin_and_cell(jobs, aggregate):
+    """(origin, cellKey, aggregate) rows of the jobs, in one grouped query."""
+    return (
+        jobs.values("origin", "cell_key")
+        .annotate(value=aggregate)
+        .values_list("origin", "cell_key", "value")
+        .order_by()
+    )
+
+
+def _by_slot(rows, prefixes: dict[str, int]):
+    """(dispatch pk, (rungId, cellKey), the rest) for each (origin, cellKey, …) row of a job one
+    of the dispatches launched."""
+    for origin, key, *rest in rows:
+        where = _split(origin, prefixes)
+        if where:
+            yield where[0], (where[1], key), rest
+
+
 def _dispatch_jobs(prefixes: dict[str, int]):
     launched: dict[int, dict] = defaultdict(dict)
     failures: dict[int, dict] = defaultdict(lambda: defaultdict(list))
@@ -232,35 +251,19 @@ def _dispatch_jobs(prefixes: dict[str, int]):
     for prefix in prefixes:
         of_dispatches |= Q(origin__startswith=prefix)
     jobs = Job.objects.filter(of_dispatches)
-    for origin, key, n in (
-        jobs.filter(status__in=IN_FLIGHT)
-        .values("origin", "cell_key")
-        .annotate(n=Count("id"))
-        .values_list("origin", "cell_key", "n")
-        .order_by()
-    ):
-        where = _split(origin, prefixes)
-        if where:
-            launched[where[0]][(where[1], key)] = n
+    in_flight = _per_origin_and_cell(jobs.filter(status__in=IN_FLIGHT), Count("id"))
+    for pk, slot, (n,) in _by_slot(in_flight, prefixes):
+        launched[pk][slot] = n
     exhausted = (
         jobs.filter(status=JobStatus.FAILED, retry__isnull=True)
         .exclude(failure=Outcome.CANCELED)  # a cancelled attempt leaves the rung launchable
         .filter(Q(run__isnull=True) | Q(run__counted=False))
         .values_list("origin", "cell_key", "finished_at", "attempt")
     )
-    for origin, key, finished_at, attempt in exhausted:
-        where = _split(origin, prefixes)
-        if where:
-            failures[where[0]][(where[1], key)].append(Failure(finished_at, attempt))
+    for pk, slot, (finished_at, attempt) in _by_slot(exhausted, prefixes):
+        failures[pk][slot].append(Failure(finished_at, attempt))
     if any(failures.values()):
-        for origin, key, latest in (
-            jobs.filter(attempt=1)
-            .values("origin", "cell_key")
-            .annotate(latest=Max("created_at"))
-            .values_list("origin", "cell_key", "latest")
-            .order_by()
-        ):
-            where = _split(origin, prefixes)
-            if where:
-                last_launch[where[0]][(where[1], key)] = latest
+        first_launches = _per_origin_and_cell(jobs.filter(attempt=1), Max("created_at"))
+        for pk, slot, (latest,) in _by_slot(first_launches, prefixes):
+            last_launch[pk][slot] = latest
     return launched, failures, last_launch

@@ -49,16 +49,7 @@ class AcceptanceRuleForm(forms.ModelForm):
 
     class Meta:
         model = AcceptanceRule
-        fields = [
-            "user",
-            "name",
-            "description",
-            "requires",
-            "score",
-            "excludes_events",
-            "window_days",
-            "ext",
-        ]
+        fields = ["user", *rules.RULE_FIELDS]
 
     def clean(self):
         cleaned = super().clean()

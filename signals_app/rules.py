@@ -9,7 +9,7 @@ endpoint and the admin all validate through here, so a rule is written once.
 import hashlib
 import json
 import math
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -40,25 +40,23 @@ MAX_SIGNALS_PER_REQUEST = 1000
 #: Timestamps are kept to years PostgreSQL and Python both read back.
 MIN_YEAR, MAX_YEAR = 1900, 9998
 
-SIGNAL_FIELDS = frozenset(
-    {
-        "id",
-        "kind",
-        "name",
-        "value",
-        "unit",
-        "better",
-        "threshold",
-        "scale",
-        "at_attempt",
-        "observed_at",
-        "tier",
-        "ext",
-    }
+#: A signal's fields, in the order the API shows them.
+SIGNAL_FIELDS = (
+    "id",
+    "kind",
+    "name",
+    "value",
+    "unit",
+    "better",
+    "threshold",
+    "scale",
+    "at_attempt",
+    "observed_at",
+    "tier",
+    "ext",
 )
-RULE_FIELDS = frozenset(
-    {"name", "description", "requires", "score", "excludes_events", "window_days", "ext"}
-)
+#: An acceptance rule's fields, in the order the API and the admin show them.
+RULE_FIELDS = ("name", "description", "requires", "score", "excludes_events", "window_days", "ext")
 SCORE_TARGET_FIELDS = frozenset({"name", "target", "better", "scale", "ext"})
 
 
@@ -237,7 +235,7 @@ def parse_timestamp(value: Any, path: str, errors: Errors, *, required: bool = T
     return moment
 
 
-def _unknown_keys(raw: Mapping, allowed: frozenset, prefix: str, errors: Errors) -> None:
+def _unknown_keys(raw: Mapping, allowed: Collection[str], prefix: str, errors: Errors) -> None:
     for key in raw:
         if key not in allowed:
             errors.add(join(prefix, str(key)), "Unknown field.", "unknown_field")

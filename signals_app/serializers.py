@@ -38,24 +38,7 @@ class SignalSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = Signal
-        fields = [
-            "id",
-            "kind",
-            "name",
-            "value",
-            "unit",
-            "better",
-            "threshold",
-            "scale",
-            "at_attempt",
-            "observed_at",
-            "tier",
-            "ext",
-            "run",
-            "source",
-            "recorded_by",
-            "recorded_at",
-        ]
+        fields = [*rules.SIGNAL_FIELDS, "run", "source", "recorded_by", "recorded_at"]
 
 
 class ScoreTargetSerializer(serializers.Serializer):

@@ -87,3 +87,12 @@ def token_client():
 def run_tasks():
     """Run every background task queued so far (and those they queue), like a worker would."""
     return run_queued_tasks
+
+
+@pytest.fixture
+def staff(db):
+    """A staff superuser: the admin and every object."""
+    user = UserFactory(username="stella")
+    user.is_staff = user.is_superuser = True
+    user.save()
+    return user

@@ -10,16 +10,20 @@ def run_queued_tasks(limit: int = 10_000) -> int:
         if result is None:
             return ran
         result.claim("tests")
-        task = result.task
-        task_result = result.task_result
-        try:
-            args = task_result.args
-            if task.takes_context:
-                args = [TaskContext(task_result=task_result), *args]
-            value = task.call(*args, **task_result.kwargs)
-        except Exception as exc:
-            result.set_failed(exc)
-            raise
-        result.set_successful(value)
+        execute(result)
         ran += 1
     raise AssertionError("tasks kept queueing more tasks")
+
+
+def execute(result: DBTaskResult) -> None:
+    """Run a claimed task as ``db_worker`` does and record how it ended (re-raising a failure)."""
+    task_result = result.task_result
+    try:
+        args = task_result.args
+        if result.task.takes_context:
+            args = [TaskContext(task_result=task_result), *args]
+        value = result.task.call(*args, **task_result.kwargs)
+    except Exception as exc:
+        result.set_failed(exc)
+        raise
+    result.set_successful(value)

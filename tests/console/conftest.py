@@ -3,7 +3,7 @@
 import pytest
 
 from tests.console.helpers import Browser
-from tests.factories import CaseFactory, CaseVersionFactory, UserFactory
+from tests.factories import CaseFactory, CaseVersionFactory
 from tests.ladders.builders import climbers, make_ladder, versions
 
 
@@ -25,14 +25,6 @@ def reviewer_client(reviewer):
 @pytest.fixture
 def outsider_client(outsider):
     return Browser(outsider)
-
-
-@pytest.fixture
-def staff(db):
-    user = UserFactory(username="stella")
-    user.is_staff = user.is_superuser = True
-    user.save()
-    return user
 
 
 @pytest.fixture

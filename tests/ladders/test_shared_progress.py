@@ -8,10 +8,11 @@ import threading
 from types import SimpleNamespace
 
 import pytest
-from django.db import transaction
+from django.db import connection, transaction
+from django.test.utils import CaptureQueriesContext
 
 from ladders import selectors, services, shared_progress
-from ladders.models import Ladder
+from ladders.models import DispatchClimber, Ladder
 from tests.ladders.builders import PERFECT, claim_all, climbers, make_ladder, push, versions
 
 MAX_AGE = 1.0
@@ -279,3 +280,19 @@ def test_a_copy_stored_after_an_action_is_kept_for_its_viewers(counting, sharing
     stored = shared_progress.store(LADDER)
     sharing.now += MAX_AGE / 2
     assert shared_progress.read(LADDER) is stored
+
+
+def test_progress_shared_or_not_is_a_read(owner_api, driver, ladder):
+    """Seed 004, "Progress": "Progress is a read. Verdicts the gate has resolved that no launch
+    pass has written down yet are computed live and persisted by the next pass." """
+    for job in claim_all(driver):
+        push(driver, job, record=PERFECT)  # decides rung one; no pass has run
+    with CaptureQueriesContext(connection) as computing:
+        board = progress_over_http(owner_api, ladder)
+    with CaptureQueriesContext(connection) as shared:
+        assert progress_over_http(owner_api, ladder) == board
+
+    assert {slot["status"] for c in board["climbers"] for slot in c["slots"][:1]} == {"passed"}
+    for query in [*computing.captured_queries, *shared.captured_queries]:
+        assert query["sql"].lstrip().upper().startswith("SELECT"), query["sql"]
+    assert not DispatchClimber.objects.filter(dispatch__ladder=ladder).exclude(verdicts={})

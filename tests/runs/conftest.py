@@ -9,7 +9,7 @@ own queries. Tests that need a subscriber connect their own.
 import pytest
 
 from loopweb.runs import access, signals
-from tests.factories import CaseVersionFactory, CombinationFactory, UserFactory
+from tests.factories import CaseVersionFactory, CombinationFactory
 
 SUBSTRATE_SIGNALS = [
     signals.attempt_ending,
@@ -45,11 +45,3 @@ def version(db):
 @pytest.fixture
 def combination(db):
     return CombinationFactory(harness="aider", model="gpt-x", provider="acme")
-
-
-@pytest.fixture
-def staff(db):
-    user = UserFactory(username="stella")
-    user.is_staff = user.is_superuser = True
-    user.save()
-    return user

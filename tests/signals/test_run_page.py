@@ -4,7 +4,6 @@ import pytest
 from django.test import Client
 
 from signals_app.models import AcceptanceRule, Signal
-from tests.factories import UserFactory
 from tests.signals.conftest import signal, signals_url
 
 pytestmark = pytest.mark.django_db
@@ -14,14 +13,6 @@ def browser(user) -> Client:
     client = Client(enforce_csrf_checks=True)
     client.force_login(user)
     return client
-
-
-@pytest.fixture
-def staff(db):
-    user = UserFactory(username="stella")
-    user.is_staff = user.is_superuser = True
-    user.save()
-    return user
 
 
 def test_the_run_page_shows_signals_and_the_outcome_with_its_reason(owner, owner_api, run):

@@ -31,7 +31,6 @@ from dataclasses import dataclass, field
 
 from django.db import close_old_connections, connection, transaction
 from django.tasks import TaskResultStatus
-from django.tasks.base import TaskContext
 from django.utils import timezone
 from django_tasks_db.models import DBTaskResult
 from rest_framework.test import APIClient
@@ -44,6 +43,7 @@ from loopweb.runs.models import IN_FLIGHT, ApiToken, Job, ModelEntry, Role, Run
 from tests.factories import CaseFactory, CaseVersionFactory, CombinationFactory, UserFactory
 from tests.ladders.builders import BROKEN, PERFECT, UNLOADED, config
 from tests.stress import invariants
+from tests.tasks import execute
 
 PASSABLE = {
     "checklist": {"starts": True, "jump": True, "score": True, "music": False, "pause": False},
@@ -362,20 +362,14 @@ def run_ready_tasks(scenario: Scenario, limit: int = 1000) -> int:
             if result is None:
                 return ran
             result.claim("stress")
-        task = result.task
-        task_result = result.task_result
         try:
-            args = task_result.args
-            if task.takes_context:
-                args = [TaskContext(task_result=task_result), *args]
-            value = task.call(*args, **task_result.kwargs)
-        except Exception as exc:
-            result.set_failed(exc)
+            execute(result)
+        except Exception:  # noqa: BLE001 - recorded by execute, reported as a violation
             scenario.fail(
-                f"task {result.task_path}{task_result.args} raised:\n{traceback.format_exc()}"
+                f"task {result.task_path}{result.task_result.args} raised:\n"
+                f"{traceback.format_exc()}"
             )
             return ran
-        result.set_successful(value)
         ran += 1
     return ran
 

@@ -95,14 +95,21 @@ def run(request, pk: int):
 @require_POST
 def stop(request, pk: int):
     ladder = controlled_ladder(request.user, pk)
+    return _stop(request, ladder, cancel_running=False)
+
+
+def _stop(request, ladder, *, cancel_running: bool):
     try:
-        cancelled = services.stop_dispatch(ladder=ladder, cancel_running=False)
+        cancelled = services.stop_dispatch(ladder=ladder, cancel_running=cancel_running)
     except Conflict as exc:
         messages.error(request, exc.detail)
     else:
+        jobs = plural(cancelled, "job")
         messages.success(
             request,
-            f"Dispatch stopped: {plural(cancelled, 'job')} cancelled. "
+            f"Dispatch stopped: {jobs} cancelled, including those dispatched, starting or running."
+            if cancel_running
+            else f"Dispatch stopped: {jobs} cancelled. "
             "Jobs already dispatched, starting or running will finish.",
         )
     return redirect("console:board", pk=ladder.pk)
@@ -115,17 +122,7 @@ def stop_cancel_running(request, pk: int):
     first, saying how many it will cancel; the POST is the confirmation."""
     ladder = controlled_ladder(request.user, pk)
     if request.method == "POST":
-        try:
-            cancelled = services.stop_dispatch(ladder=ladder, cancel_running=True)
-        except Conflict as exc:
-            messages.error(request, exc.detail)
-        else:
-            messages.success(
-                request,
-                f"Dispatch stopped: {plural(cancelled, 'job')} cancelled, "
-                "including those dispatched, starting or running.",
-            )
-        return redirect("console:board", pk=ladder.pk)
+        return _stop(request, ladder, cancel_running=True)
     dispatch = Dispatch.objects.filter(ladder=ladder).only("status").first()
     return render(
         request,
