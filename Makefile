@@ -6,7 +6,7 @@ PG_URL ?= postgres://postgres@127.0.0.1:5432/loopweb
 TEST_DATABASE_URL ?= $(if $(DATABASE_URL),$(DATABASE_URL),$(PG_URL))
 PYTEST_ARGS ?=
 
-.PHONY: setup demo test lint format bench fuzz stress browsers clean
+.PHONY: setup demo test test-browser-repeat lint format bench fuzz stress browsers clean
 
 $(PY):
 	"$$(scripts/find-python)" -m venv $(VENV)
@@ -23,6 +23,16 @@ demo: setup
 
 test: setup
 	DATABASE_URL=$(TEST_DATABASE_URL) DEBUG=1 $(PY) -m pytest -n 2 --dist loadgroup $(PYTEST_ARGS)
+
+# The browser journeys, BROWSER_REPEAT times in a row: a wait that depends on the machine's speed
+# shows up here before it reaches CI. LOOPWEB_BROWSER_SLOW_MO=250 slows every action down.
+BROWSER_REPEAT ?= 10
+test-browser-repeat: setup
+	@mkdir -p var; passed=0; for i in $$(seq 1 $(BROWSER_REPEAT)); do \
+	  if DATABASE_URL=$(TEST_DATABASE_URL) DEBUG=1 $(PY) -m pytest -m browser -p no:xdist -q $(PYTEST_ARGS) >var/browser-run-$$i.log 2>&1; \
+	  then passed=$$((passed + 1)); echo "run $$i: passed"; \
+	  else echo "run $$i: FAILED (var/browser-run-$$i.log)"; tail -n 30 var/browser-run-$$i.log; fi; \
+	done; echo "$$passed of $(BROWSER_REPEAT) runs passed"; [ "$$passed" -eq $(BROWSER_REPEAT) ]
 
 lint: setup
 	$(VENV)/bin/ruff check .

@@ -64,6 +64,10 @@ def _editor(request, ladder: Ladder | None):
             focus = "error-summary"
         else:
             notice, errors, focus = state.apply(op, catalog)
+            if op == "pick":
+                # The form is disabled while the pick is in flight, which takes the focus
+                # away: give it back to the list the pick was made in.
+                focus = request.htmx.trigger if request.htmx else "add-version"
     else:
         state = _saved_state(ladder) if ladder else EditorState()
     placed = editor.place_errors(errors, state)

@@ -24,6 +24,10 @@ ARGS = [
 ]
 SCREENSHOTS = Path(__file__).resolve().parents[3] / "test-artifacts" / "screenshots"
 
+#: Milliseconds Playwright waits before each action (``LOOPWEB_BROWSER_SLOW_MO``): run the
+#: journeys slowed down to see that none depends on the machine's speed.
+SLOW_MO = float(os.environ.get("LOOPWEB_BROWSER_SLOW_MO", "0"))
+
 expect.set_options(timeout=10_000)
 
 
@@ -32,7 +36,9 @@ def chromium():
     if not CHROMIUM.exists():
         pytest.fail(f"{CHROMIUM} is missing: install Debian's chromium (apt-get install chromium)")
     with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=ARGS)
+        browser = playwright.chromium.launch(
+            executable_path=str(CHROMIUM), args=ARGS, slow_mo=SLOW_MO
+        )
         yield browser
         browser.close()
 
