@@ -6,7 +6,11 @@ from ladders.models import Dispatch, DispatchCell, DispatchClimber, DispatchStat
 from ladders.tasks import launch_pass
 from loopweb import tasking
 from loopweb.runs.cells import CombinationCell
+from loopweb.runs.models import Outcome
 from loopweb.runs.services import mark_canceled
+
+
+COMPLETED = Outcome.COMPLETED.value
 
 
 def ladder_id_of(origin: str) -> int | None:
@@ -76,11 +80,35 @@ def feed_dispatches(cell_keys: set[str]) -> None:
         tasking.enqueue(launch_pass, ladder_id)
 
 
+def on_catalog_changed(sender, **kwargs) -> None:
+    """A catalog entry changed (a model made launchable or not, added or removed; a gg
+    configuration edited or deleted): every running dispatch gets a pass, so a climber whose
+    cause of being unlaunchable is fixed climbs on by itself, and one that became unlaunchable
+    reads blocked, never "running" with nothing launched and nothing scheduled."""
+    running = Dispatch.objects.filter(status=DispatchStatus.RUNNING).values_list(
+        "ladder_id", flat=True
+    )
+    for ladder_id in sorted(running):
+        tasking.enqueue(launch_pass, ladder_id)
+
+
 def on_jobs_ended(sender, jobs, **kwargs) -> None:
     feed_dispatches({job.cell_key for job in jobs})
 
 
+def publish_on_completion(sender, run, **kwargs) -> None:
+    """ "A run a dispatch launches publishes itself when it completes": in the push that stores
+    it, whether or not its dispatch is still running."""
+    job = run.job
+    if job is not None and ladder_id_of(job.origin) is not None and run.outcome == COMPLETED:
+        run.published = True
+
+
 def on_run_pushed(sender, run, created, **kwargs) -> None:
+    if not created and not run.published:
+        publish_on_completion(sender, run)
+        if run.published:
+            type(run).objects.filter(pk=run.pk).update(published=True)
     # A push that ended its job fed the dispatches through ``jobs_ended`` already, and a failed
     # attempt that enqueued a retry feeds nothing. A run without a job, a re-push, and a run for
     # a job cancelled earlier feed them here.

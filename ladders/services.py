@@ -42,7 +42,7 @@ from loopweb.runs.models import (
     Run,
 )
 from loopweb.runs.resolve import CatalogView, Unresolvable, combination_cell
-from loopweb.runs.services import mark_canceled, new_job
+from loopweb.runs.services import lock_to_cancel, mark_canceled, new_job
 
 log = logging.getLogger(__name__)
 
@@ -290,11 +290,8 @@ def stop_dispatch(*, ladder: Ladder, cancel_running: bool = False) -> int:
         dispatch.ended_at = timezone.now()
         dispatch.save(update_fields=["status", "ended_at"])
         statuses = IN_FLIGHT if cancel_running else NOT_STARTED
-        # Lock the jobs so a claim or a status report in progress lands before the cancel.
-        jobs = list(
-            Job.objects.select_for_update()
-            .filter(origin__startswith=f"ladder:{ladder.pk}/", status__in=statuses)
-            .only("id", "cell_key", "origin", "status")
+        jobs = lock_to_cancel(
+            Job.objects.filter(origin__startswith=f"ladder:{ladder.pk}/", status__in=statuses)
         )
         return mark_canceled(jobs)
 
@@ -486,12 +483,7 @@ def _cancel_decided(dispatch, loaded, standing) -> int:
                 any_decided = True
     if not any_decided:
         return 0
-    jobs = list(
-        Job.objects.select_for_update()
-        .filter(decided, status__in=NOT_STARTED)
-        .only("id", "cell_key", "origin", "status")
-    )
-    return mark_canceled(jobs)
+    return mark_canceled(lock_to_cancel(Job.objects.filter(decided, status__in=NOT_STARTED)))
 
 
 def _publish(standing) -> int:

@@ -100,6 +100,14 @@ def cancel_job(*, job: Job) -> Job:
     return job
 
 
+def lock_to_cancel(jobs) -> list[Job]:
+    """Lock the jobs of a queryset for ``mark_canceled``, loading what it reads: a claim or a
+    status report in progress lands before the cancel."""
+    return list(
+        jobs.select_for_update().only("id", "cell_key", "origin", "status", "attempt", "started_at")
+    )
+
+
 def mark_canceled(jobs: list[Job], *, now: datetime | None = None) -> int:
     """Cancel in-flight jobs the caller has locked or filtered; announces them as ended."""
     if not jobs:
@@ -115,8 +123,28 @@ def mark_canceled(jobs: list[Job], *, now: datetime | None = None) -> int:
     for job in jobs:
         job.status = JobStatus.CANCELED
         job.finished_at = now
+    _count_unretried([job.pk for job in jobs if job.attempt > 1 and job.started_at is None])
     signals.jobs_ended.send(sender=Job, jobs=jobs)
     return len(ids)
+
+
+def _count_unretried(retry_ids: list[int]) -> None:
+    """An attempt whose automatic retry is cancelled before it started was not retried: its run
+    counts (SPEC §3), unless its outcome never counts."""
+    if retry_ids:
+        Run.objects.filter(job__retry_id__in=retry_ids, counted=False).exclude(
+            outcome__in=NEVER_COUNTED
+        ).update(counted=True)
+
+
+def retried(job_id: int) -> bool:
+    """Whether the attempt was retried: it has a retry, and that retry was not cancelled before
+    it started."""
+    return (
+        Job.objects.filter(pk=job_id, retry__isnull=False)
+        .exclude(retry__status=JobStatus.CANCELED, retry__started_at__isnull=True)
+        .exists()
+    )
 
 
 def claim_jobs(*, driver, limit: int) -> list[Job]:
@@ -220,9 +248,14 @@ def report_status(*, job_id: int, driver, status: str) -> tuple[Job, bool]:
             raise Conflict(f"job {job_id} has not been claimed")
         if STATUS_ORDER[status] < STATUS_ORDER[job.status]:
             raise Conflict(f"job {job_id} is already {job.status}; it cannot go back to {status}")
+        now = timezone.now()
         job.status = status
-        job.lease_expires_at = timezone.now() + timedelta(seconds=settings.LOOPWEB_LEASE_SECONDS)
-        job.save(update_fields=["status", "lease_expires_at", "updated_at"])
+        job.lease_expires_at = now + timedelta(seconds=settings.LOOPWEB_LEASE_SECONDS)
+        fields = ["status", "lease_expires_at", "updated_at"]
+        if job.started_at is None and status != JobStatus.PENDING:
+            job.started_at = now
+            fields.append("started_at")
+        job.save(update_fields=fields)
     return job, False
 
 
@@ -417,7 +450,9 @@ def push_run(
         signals.run_pushing.send(sender=Run, run=run, payload=payload or {})
         run.save()
         if ends_attempt:
-            end_attempt(job, outcome=outcome, run=run)
+            retry = end_attempt(job, outcome=outcome, run=run)
+            if retry is not None and retry.status == JobStatus.CANCELED:
+                run.counted = outcome not in NEVER_COUNTED  # its retry never ran
         signals.run_pushed.send(sender=Run, run=run, created=True, payload=payload or {})
     return run, True
 
@@ -453,10 +488,9 @@ def _fill(run: Run, outcome, record, finished_at, commit, merge_artifact) -> Non
 
 def _rewrite(run: Run, outcome, record, finished_at, commit, merge_artifact) -> Run:
     _fill(run, outcome, record, finished_at, commit, merge_artifact)
-    retried = (
-        run.job_id is not None and Job.objects.filter(pk=run.job_id, retry__isnull=False).exists()
+    run.counted = outcome not in NEVER_COUNTED and not (
+        run.job_id is not None and retried(run.job_id)
     )
-    run.counted = outcome not in NEVER_COUNTED and not retried
     run.save()
     return run
 

@@ -107,9 +107,10 @@ def build_world() -> World:
     ladder = _ladder(owner, [version, second], [combination, gg], reviewers=[reviewer.pk])
     other_ladder = _ladder(other, [second], [other_combination])
 
-    # The driver takes two of the owner's ladder jobs: one gets its run, one stays leased.
+    # The driver takes two of the owner's ladder jobs: one gets its run (published as it
+    # completes), one stays leased.
     claimed = run_services.claim_jobs(driver=driver, limit=2)
-    run, _ = run_services.push_run(
+    run_services.push_run(
         pushed_by=driver,
         job_id=claimed[0].pk,
         outcome="completed",
@@ -117,6 +118,17 @@ def build_world() -> World:
         finished_at=timezone.now(),
     )
     leased_job = claimed[1]
+    # The owner's unpublished run: launched outside Loopweb for a cell of the ladder's second
+    # rung, which no climber has reached, so no pass publishes it; the ladder's reviewers read
+    # it through the ladder.
+    run, _ = run_services.push_run(
+        pushed_by=owner,
+        pin=pin_of(second),
+        combination=combination,
+        outcome="completed",
+        record=PERFECT,
+        finished_at=timezone.now(),
+    )
     queued_job = run_services.launch_by_hand(
         owner=owner, pin=pin_of(version), combination=combination
     )

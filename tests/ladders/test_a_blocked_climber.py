@@ -472,3 +472,72 @@ def test_a_run_pushed_as_canceled_leaves_the_rung_launchable_like_a_cancel(owner
     climber = progress_of(ladder)["climbers"][0]
     assert climber["status"] == "running"
     assert len(ladder_jobs(ladder, status="queued")) == 1
+
+
+# No silent stall: a fixed cause moves the climb on, or leaves it visibly blocked ---------------
+
+
+def test_a_climber_unlaunchable_for_its_model_climbs_on_by_itself_once_the_model_is_launchable(
+    owner, owner_api, run_tasks
+):
+    """A climber blocked as unlaunchable never reads running with nothing launched and nothing
+    scheduled: fixing the catalog entry runs a pass, which launches the rung."""
+    ladder, combo, entry = unlaunchable_model_climber(owner)
+    run_tasks()  # the worker has run every pass the Run asked for
+    assert progress_of(ladder)["dispatch"]["status"] == "needsAttention"
+
+    fixed = owner_api.patch(f"/api/models/{entry.pk}/", {"launchable": True}, format="json")
+    assert fixed.status_code == 200, fixed.json()
+    run_tasks()
+
+    [job] = queued(ladder)
+    assert job.combination_id == combo.pk
+    body = progress_of(ladder)
+    assert body["dispatch"]["status"] == "running"
+    assert body["climbers"][0]["status"] == "running"
+    assert body["climbers"][0]["tally"]["inFlight"] == 1
+
+
+def test_a_climber_whose_model_is_missing_climbs_on_once_the_model_is_added(
+    owner, owner_api, run_tasks
+):
+    combo = CombinationFactory(model="newcomer", catalog=False)
+    ladder = start(owner, versions(1), [combo])
+    run_tasks()
+    climber = first_climber(ladder)
+    assert (climber["status"], climber["blockedReason"]) == ("blocked", "unlaunchable")
+
+    added = owner_api.post(
+        "/api/models/", {"name": "newcomer", "provider": "acme", "launchable": True}, format="json"
+    )
+    assert added.status_code == 201, added.json()
+    run_tasks()
+
+    [job] = queued(ladder)
+    assert job.combination_id == combo.pk
+    assert first_climber(ladder)["status"] == "running"
+
+
+def test_a_climber_whose_gg_configuration_was_deleted_stays_visibly_blocked_with_retry(
+    owner, owner_api, driver, run_tasks
+):
+    """Deleting a running gg climber's configuration cannot be undone by the catalog (a new
+    configuration is another cell): the climber stays blocked as unlaunchable, the dispatch reads
+    Needs attention, and Retry (or Stop) is offered — never a silent "running"."""
+    configuration = GGConfigurationFactory(name="duo", roles=["planner", "coder"])
+    gg = gg_combination(configuration, {"planner": "p1", "coder": "c1"})
+    ladder = start(owner, versions(2), [gg])
+    [job] = queued(ladder)
+    push(driver, claim_all(driver)[0], record=PERFECT)
+
+    deleted = owner_api.delete(f"/api/gg-configurations/{configuration.pk}/")
+    assert deleted.status_code == 204
+    run_tasks()
+
+    body = progress_of(ladder)
+    climber = body["climbers"][0]
+    assert (climber["status"], climber["blockedReason"]) == ("blocked", "unlaunchable")
+    assert climber["slots"][0]["status"] == "passed"
+    assert body["dispatch"]["status"] == "needsAttention"
+    assert retry(owner_api, ladder, gg.key).status_code == 200
+    assert first_climber(ladder)["blockedReason"] == "unlaunchable"

@@ -4,6 +4,7 @@ as they are."""
 import pytest
 
 from ladders import services
+from loopweb.runs import services as run_services
 from loopweb.runs.models import Run
 from tests.ladders.builders import (
     BROKEN,
@@ -36,14 +37,12 @@ def test_a_run_the_dispatch_launches_publishes_itself_when_it_completes(
     owner, driver, outsider_api, run_tasks
 ):
     """ "A rung is a validator-rated case, so a run a dispatch launches publishes itself when it
-    completes." — published by the pass its completion runs, and then readable by anyone signed
+    completes." — published by the push that completes it, and then readable by anyone signed
     in."""
     ladder = start(owner, versions(2), climbers(2))
     run_tasks()
     first, second = claim_all(driver)
     run = push(driver, first, record=PERFECT)
-    assert outsider_api.get(f"/api/runs/{run.pk}/").status_code == 404
-    run_tasks()
     assert published(run)
     assert outsider_api.get(f"/api/runs/{run.pk}/").json()["published"] is True
     push(driver, second, record=PERFECT)
@@ -135,4 +134,29 @@ def test_only_a_running_dispatchs_passes_publish(owner):
     services.stop_dispatch(ladder=ladder)
     run = outside_run(owner, step, combo, record=PERFECT)
     assert services.run_launch_pass(ladder_id=ladder.pk) is None
+    assert not published(run)
+
+
+@pytest.mark.parametrize("stop", [False, True], ids=["running", "after a stop"])
+def test_a_run_the_dispatch_launched_is_published_in_the_push_that_completes_it(
+    owner, driver, stop
+):
+    """ "a run a dispatch launches publishes itself when it completes" — in the push itself,
+    before any pass, and also when the dispatch was stopped while the run was under way."""
+    ladder = start(owner, versions(1), climbers(1))
+    [job] = claim_all(driver)
+    run_services.report_status(job_id=job.pk, driver=driver, status="running")
+    if stop:
+        services.stop_dispatch(ladder=ladder)
+
+    run = push(driver, job, record=PERFECT)
+
+    assert run.published is True
+    assert published(run)
+
+
+def test_a_run_the_dispatch_launched_that_ends_on_a_model_failure_stays_unpublished(owner, driver):
+    start(owner, versions(1), climbers(1), retryCount=0)
+    [job] = claim_all(driver)
+    run = push(driver, job, outcome="timedOut", record={})
     assert not published(run)

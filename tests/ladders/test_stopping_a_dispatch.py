@@ -366,3 +366,25 @@ def test_the_console_confirms_stop_and_cancel_running_first(owner, driver):
     assert confirmed.status_code == 302
     assert statuses(jobs) == ["canceled"] * 5
     assert Dispatch.objects.get(ladder=ladder).status == "stopped"
+
+
+def test_a_run_a_plain_stop_let_finish_is_kept_and_counts_though_it_ends_on_a_model_failure(
+    owner, driver
+):
+    """ "Runs already dispatched or running finish." — and are kept: a model failure's retry is
+    cancelled before it ran (a stopped dispatch launches nothing more), so its run counts, for
+    other ladders and for a new Run."""
+    ladder = make_ladder(owner, versions(1), climbers(1))
+    services.start_dispatch(ladder=ladder)
+    [job] = queued(ladder)
+    set_status(driver, job, "running")
+    services.stop_dispatch(ladder=ladder)
+
+    run = push_run_of(driver, job, {}, outcome="catastrophic")
+
+    [retry] = Job.objects.filter(attempt=2)
+    assert retry.status == "canceled"
+    assert run.counted is True
+    assert Run.objects.get(pk=run.pk).counted is True
+    services.start_dispatch(ladder=ladder)
+    assert progress_of(ladder)["climbers"][0]["status"] == "failed"  # read as broken, and kept

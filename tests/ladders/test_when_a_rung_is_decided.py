@@ -388,3 +388,24 @@ def test_without_early_stop_a_failed_attempt_of_a_decided_slot_is_still_retried(
     [retry] = Job.objects.filter(attempt=2)
     assert retry.status == "queued"
     assert ladder_jobs(ladder, status="queued") == [retry]
+
+
+def test_a_kept_run_of_an_early_decided_slot_counts_when_it_ends_on_a_model_failure(owner, driver):
+    """ "A job already dispatched or running finishes, and its run is kept." — a kept run that
+    ends on the model's own failure is kept too: its retry is cancelled before it ran, so the
+    attempt was not retried and its run counts."""
+    [step] = versions(1)
+    [combo] = climbers(1)
+    ladder = start(owner, [step], [combo], runsPerCell=2, gate={"earlyStop": True})
+    deciding, running = run_services.claim_jobs(driver=driver, limit=2)
+    run_services.report_status(job_id=running.pk, driver=driver, status="running")
+    push(driver, deciding, record=PERFECT)
+    services.run_launch_pass(ladder_id=ladder.pk)
+
+    kept = push(driver, running, outcome="catastrophic", record={})
+
+    [retry] = Job.objects.filter(attempt=2)
+    assert retry.status == "canceled"
+    assert kept.counted is True
+    assert Run.objects.get(pk=kept.pk).counted is True
+    assert first_climber(ladder)["slots"][0]["tally"]["counted"] == 2

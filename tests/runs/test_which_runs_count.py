@@ -5,7 +5,7 @@ import pytest
 from loopweb.runs import services
 from loopweb.runs.selectors import counted_runs
 from tests.factories import CombinationFactory, UserFactory
-from tests.runs.helpers import PERFECT, at, finish, hand_job, outside_run
+from tests.runs.helpers import PERFECT, at, claim, finish, hand_job, outside_run
 
 pytestmark = pytest.mark.django_db
 
@@ -118,3 +118,43 @@ def test_a_slot_reads_its_runs_in_one_query(owner, version, combination, django_
     # SELECT … FROM runs_run WHERE cell_key = %s AND counted ORDER BY finished_at, id LIMIT 3
     with django_assert_num_queries(1):
         assert len(counted_runs(run.cell_key, 3)) == 3
+
+
+def test_an_attempt_whose_automatic_retry_was_cancelled_before_it_started_counts(
+    owner, driver, version, combination
+):
+    """SPEC §3: "an attempt whose automatic retry was cancelled before it started was not
+    retried: its run counts" — also on a re-push of it."""
+    job = hand_job(owner, version, combination, retry_count=1)
+    run = finish(driver, job, outcome="catastrophic")
+    assert run.counted is False
+    job.refresh_from_db()
+
+    services.cancel_job(job=job.retry)
+
+    run.refresh_from_db()
+    assert run.counted is True
+    assert counted_runs(run.cell_key, 5) == [run]
+    run = services.repush_run(
+        run=run, outcome="catastrophic", record=PERFECT, finished_at=run.finished_at
+    )
+    assert run.counted is True
+
+
+def test_an_attempt_whose_retry_was_cancelled_once_under_way_stays_retried(
+    owner, driver, version, combination
+):
+    job = hand_job(owner, version, combination, retry_count=1)
+    run = finish(driver, job, outcome="catastrophic")
+    job.refresh_from_db()
+    retry = claim(driver, job.retry)
+    services.report_status(job_id=retry.pk, driver=driver, status="dispatched")
+
+    services.cancel_job(job=retry)
+
+    run.refresh_from_db()
+    assert run.counted is False
+    run = services.repush_run(
+        run=run, outcome="catastrophic", record=PERFECT, finished_at=run.finished_at
+    )
+    assert run.counted is False
