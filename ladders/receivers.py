@@ -9,7 +9,6 @@ from loopweb.runs.cells import CombinationCell
 from loopweb.runs.models import Outcome
 from loopweb.runs.services import mark_canceled
 
-
 COMPLETED = Outcome.COMPLETED.value
 
 
