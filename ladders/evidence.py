@@ -78,16 +78,17 @@ def _input(climber: DispatchClimber, catalog: CatalogView) -> ClimberInput:
     )
 
 
-def load(dispatches: list[Dispatch]) -> list[Loaded]:
+def load(dispatches: list[Dispatch], *, only: set[str] | None = None) -> list[Loaded]:
+    """The evidence of the dispatches' climbers, or of the climbers keyed ``only`` (which must
+    have their cells pinned: the evidence of those cells alone is read)."""
     if not dispatches:
         return []
     by_id = {d.pk: d for d in dispatches}
     climbers: dict[int, list[DispatchClimber]] = defaultdict(list)
-    for climber in (
-        DispatchClimber.objects.filter(dispatch__in=by_id)
-        .select_related("combination")
-        .order_by("dispatch_id", "position")
-    ):
+    rows = DispatchClimber.objects.filter(dispatch__in=by_id)
+    if only is not None:
+        rows = rows.filter(key__in=only)
+    for climber in rows.select_related("combination").order_by("dispatch_id", "position"):
         climbers[climber.dispatch_id].append(climber)
     catalog = CatalogView.load(
         c.combination for cs in climbers.values() for c in cs if c.combination is not None
@@ -114,16 +115,30 @@ def load(dispatches: list[Dispatch]) -> list[Loaded]:
             )
         )
 
-    cells = Q(cell_key__in=DispatchCell.objects.filter(dispatch__in=by_id).values("cell_key"))
-    if unpinned:
-        cells |= Q(cell_key__in=unpinned)
+    if only is not None:
+        # The chosen climbers' own cells, as parameters: a handful, not the dispatch's thousands.
+        chosen = sorted(
+            {
+                cell_key(r.pin, item.pinned)
+                for item in loaded[0].inputs
+                for r in loaded[0].rungs
+                if item.pinned is not None
+            }
+        )
+        cells = Q(cell_key__in=chosen)
+        dispatch_ids, unpinned = [], set(chosen)
+    else:
+        dispatch_ids = list(by_id)
+        cells = Q(cell_key__in=DispatchCell.objects.filter(dispatch__in=by_id).values("cell_key"))
+        if unpinned:
+            cells |= Q(cell_key__in=unpinned)
     if connection.vendor == "postgresql":
-        runs = _slot_runs_by_cell(list(by_id), sorted(unpinned), max_target)
+        runs = _slot_runs_by_cell(dispatch_ids, sorted(unpinned), max_target)
     else:
         runs = _slot_runs(cells, max_target)
     cell_in_flight = _cell_in_flight(cells)
     prefixes = {d.origin_prefix: d.pk for d in dispatches}
-    launched, failures, last_launch = _dispatch_jobs(prefixes)
+    launched, failures, last_launch = _dispatch_jobs(prefixes, cells if only is not None else None)
     for item in loaded:
         pk = item.dispatch.pk
         item.evidence = Evidence(
@@ -241,16 +256,30 @@ def _by_slot(rows, prefixes: dict[str, int]):
             yield where[0], (where[1], key), rest
 
 
-def _dispatch_jobs(prefixes: dict[str, int]):
+def _of_dispatches(prefixes: dict[str, int]) -> Q:
+    of_dispatches = Q()
+    for prefix in prefixes:
+        of_dispatches |= Q(origin__startswith=prefix)
+    return of_dispatches
+
+
+def launched_in_flight(dispatch: Dispatch) -> dict[tuple[str, str], int]:
+    """The dispatch's own jobs in flight, per (rungId, cellKey)."""
+    prefixes = {dispatch.origin_prefix: dispatch.pk}
+    jobs = Job.objects.filter(_of_dispatches(prefixes), status__in=IN_FLIGHT)
+    rows = _per_origin_and_cell(jobs, Count("id"))
+    return {slot: n for _, slot, (n,) in _by_slot(rows, prefixes)}
+
+
+def _dispatch_jobs(prefixes: dict[str, int], cells: Q | None = None):
     launched: dict[int, dict] = defaultdict(dict)
     failures: dict[int, dict] = defaultdict(lambda: defaultdict(list))
     last_launch: dict[int, dict] = defaultdict(dict)
     if not prefixes:
         return launched, failures, last_launch
-    of_dispatches = Q()
-    for prefix in prefixes:
-        of_dispatches |= Q(origin__startswith=prefix)
-    jobs = Job.objects.filter(of_dispatches)
+    jobs = Job.objects.filter(_of_dispatches(prefixes))
+    if cells is not None:
+        jobs = jobs.filter(cells)
     in_flight = _per_origin_and_cell(jobs.filter(status__in=IN_FLIGHT), Count("id"))
     for pk, slot, (n,) in _by_slot(in_flight, prefixes):
         launched[pk][slot] = n

@@ -170,3 +170,23 @@ class DispatchCell(models.Model):
 
     def __str__(self) -> str:
         return f"{self.cell_key} held by dispatch {self.dispatch_id}"
+
+
+class FinalStanding(models.Model):
+    """What a dispatch reads once it has ended, written in the transaction that ends it (Stop,
+    Stop and cancel running, or the pass that finds it finished): its climbers' statuses, slot
+    statuses, tallies and the completed runs its slots held. Nothing that lands later changes
+    it; progress, the summary, the review queue and the journal read it. A new Run of the ladder
+    replaces it with the dispatch."""
+
+    dispatch = models.OneToOneField(
+        Dispatch, on_delete=models.CASCADE, primary_key=True, related_name="final"
+    )
+    slot_counts = models.JSONField()
+    # [{"body": <the climber as progress shows it>, "runs": [[runId, …] per slot],
+    #   "completed": [[runId, …] per slot]}, …]: the runs each slot held, and the completed ones.
+    climbers = models.JSONField()
+    frozen_at = models.DateTimeField()
+
+    def __str__(self) -> str:
+        return f"final standing of {self.dispatch_id}"

@@ -1,20 +1,28 @@
 """Reads of the ladder engine: progress, the summary and the review queue.
 
 Progress is a read: verdicts the gate has resolved that no launch pass has written yet are
-computed live here and persisted by the next pass.
+computed live here and persisted by the next pass. A dispatch that has ended is read from the
+final standing written when it ended (``ladders.progress``).
 """
 
-from django.db.models import Count, Q
+from django.db.models import Count, OuterRef, Q, Subquery
 
-from ladders import evidence
-from ladders.models import Dispatch, DispatchCell, DispatchStatus, Ladder, Rung
-from ladders.standing import Standing, evaluate
-from loopweb.runs.models import UNDER_WAY, CaseVersion, Job, Outcome, Review, Run
+from ladders import evidence, progress
+from ladders.models import Dispatch, DispatchClimber, DispatchStatus, Ladder
+from ladders.progress import NEEDS_ATTENTION, NOT_RUN_YET, rung_json, stale_versions
+from ladders.standing import SLOT_STATUSES
+from loopweb.runs.models import Run
 
-COMPLETED = Outcome.COMPLETED.value
-
-NOT_RUN_YET = "notRunYet"
-NEEDS_ATTENTION = "needsAttention"
+__all__ = [
+    "NEEDS_ATTENTION",
+    "NOT_RUN_YET",
+    "ladder_progress",
+    "ladder_summaries",
+    "ladders_for",
+    "review_queue",
+    "rung_json",
+    "stale_versions",
+]
 
 
 def ladders_for(user):
@@ -24,225 +32,123 @@ def ladders_for(user):
     return Ladder.objects.filter(Q(owner=user) | Q(reviewers=user)).distinct()
 
 
-def _standing(loaded: evidence.Loaded) -> Standing:
-    return evaluate(
-        rungs=loaded.rungs,
-        climbers=loaded.inputs,
-        gate=loaded.gate,
-        evidence=loaded.evidence,
-        running=loaded.dispatch.status == DispatchStatus.RUNNING,
-    )
+def ladder_progress(ladder: Ladder) -> dict:
+    """GET /ladders/{id}/progress, computed afresh (``ladders.shared_progress`` shares it)."""
+    return progress.compute(ladder)
 
 
-def dispatch_status(dispatch: Dispatch | None, standing: Standing | None) -> str:
-    if dispatch is None:
-        return NOT_RUN_YET
-    if dispatch.status == DispatchStatus.RUNNING and standing is not None:
-        if standing.needs_attention:
-            return NEEDS_ATTENTION
-    return dispatch.status
-
-
-def stale_versions(rungs) -> set[tuple[str, str]]:
-    """(case, version) pins whose version is ingested while a newer one of the case is too."""
-    slugs = {r.case for r in rungs}
-    newest: dict[str, tuple] = {}
-    ingested = set()
-    for slug, version, at in CaseVersion.objects.filter(case__slug__in=slugs).values_list(
-        "case__slug", "version", "ingested_at"
-    ):
-        ingested.add((slug, version))
-        if slug not in newest or at > newest[slug][1]:
-            newest[slug] = (version, at)
-    return {
-        (r.case, r.version)
-        for r in rungs
-        if (r.case, r.version) in ingested and newest[r.case][0] != r.version
-    }
-
-
-def rung_json(rung: Rung, runs_per_cell: int, stale: set) -> dict:
-    return {
-        "id": rung.rung_id,
-        "case": rung.case,
-        "version": rung.version,
-        "variant": rung.variant,
-        "engine": rung.engine,
-        "runs": rung.runs,
-        "target": rung.runs or runs_per_cell,
-        "stale": (rung.case, rung.version) in stale,
-    }
-
-
-def _dispatch_of(ladder: Ladder) -> Dispatch | None:
-    try:
-        return ladder.dispatch
-    except Dispatch.DoesNotExist:
-        return None
-
-
-def ladder_progress(ladder: Ladder, *, viewer=None) -> dict:
-    rungs = list(ladder.rungs.order_by("position"))
-    stale = stale_versions(rungs)
-    dispatch = _dispatch_of(ladder)
-    body = {
-        "ladder": {"id": ladder.pk, "name": ladder.name, "status": NOT_RUN_YET},
-        "rungs": [rung_json(r, ladder.runs_per_cell, stale) for r in rungs],
-        "dispatch": None,
-        "climbers": [],
-    }
-    if dispatch is None:
-        return body
-    [loaded] = evidence.load([dispatch])
-    standing = _standing(loaded)
-    status = dispatch_status(dispatch, standing)
-    snapshot = dispatch.snapshot
-    body["ladder"]["status"] = status
-    body["dispatch"] = {
-        "id": dispatch.dispatch_id,
-        "status": status,
-        "startedAt": dispatch.started_at,
-        "endedAt": dispatch.ended_at,
-        "gate": snapshot["gate"],
-        "outerAxis": snapshot["outerAxis"],
-        "runsInFlightLimit": snapshot["runsInFlightLimit"],
-        "retryCount": snapshot["retryCount"],
-        "rungs": snapshot["rungs"],
-        "slotCounts": standing.slot_counts(),
-        "runs": standing.runs(),
-        "runsUnreviewed": _unreviewed_count(ladder, loaded, standing),
-        "runsUnderWay": _under_way(dispatch),
-    }
-    rung_cells = {}
-    body["climbers"] = []
-    for climber in standing.climbers:
-        current = next((s for s in climber.slots if s.rung == climber.current_rung), None)
-        rung_cells[climber.key] = current.cell_key if current else None
-        body["climbers"].append(
-            {
-                "key": climber.key,
-                "label": climber.label,
-                "status": climber.status,
-                "blockedReason": climber.blocked_reason,
-                "problem": climber.problem,
-                "attempts": climber.attempts,
-                "currentRung": climber.current_rung,
-                "cellKey": current.cell_key if current else None,
-                "tally": climber.tally.as_json() if climber.tally else None,
-                "slots": [
-                    {
-                        "rung": s.rung,
-                        "status": s.status,
-                        "cellKey": s.cell_key,
-                        "tally": s.tally.as_json() if s.tally else None,
-                    }
-                    for s in climber.slots
-                ],
-            }
-        )
-    return body
-
-
-def _under_way(dispatch: Dispatch) -> int:
-    """Jobs this ladder's dispatches launched that are dispatched, starting or running: what
-    Stop and cancel running would additionally cancel."""
-    return Job.objects.filter(
-        origin__startswith=f"ladder:{dispatch.ladder_id}/", status__in=UNDER_WAY
-    ).count()
-
-
-def _unreviewed(ladder: Ladder, loaded: evidence.Loaded, standing: Standing) -> list[tuple]:
-    """Completed slot runs nobody on the ladder has reviewed, in ladder order (rung order, then
-    climber order), a run two rungs share listed once under the lower rung:
-    (run, rungId, climberKey) triples."""
+def _queue_entries(dispatch: Dispatch, climbers: list[dict]) -> list[tuple[int, str, str]]:
+    """Completed slot runs in ladder order (rung order, then climber order), a run two rungs
+    share listed once under the lower rung: (runId, rungId, climberKey) triples.
+    ``climbers``: ``{"key", "completed": [[runId, …] per slot]}`` in climber order."""
     entries, seen = [], set()
-    for index, rung in enumerate(loaded.rungs):
-        for climber in standing.climbers:
-            for run in climber.slots[index].runs:
-                if run.outcome == COMPLETED and run.id not in seen:
-                    seen.add(run.id)
-                    entries.append((run, rung.id, climber.key))
-    if not entries:
-        return []
-    reviewed = _reviewed(ladder, loaded.dispatch)
-    return [entry for entry in entries if entry[0].id not in reviewed]
+    for index, rung in enumerate(dispatch.snapshot["rungs"]):
+        for climber in climbers:
+            for run_id in climber["completed"][index]:
+                if run_id not in seen:
+                    seen.add(run_id)
+                    entries.append((run_id, rung["id"], climber["key"]))
+    return entries
 
 
-def _unreviewed_count(ladder: Ladder, loaded: evidence.Loaded, standing: Standing) -> int:
-    """How many entries ``_unreviewed`` lists (progress's ``runsUnreviewed``), without ordering
-    them."""
-    completed = {
-        run.id
-        for climber in standing.climbers
-        for slot in climber.slots
-        for run in slot.runs
-        if run.outcome == COMPLETED
-    }
-    return len(completed - _reviewed(ladder, loaded.dispatch)) if completed else 0
-
-
-def _reviewed(ladder: Ladder, dispatch: Dispatch) -> set[int]:
-    """Runs of the dispatch's cells reviewed by the ladder's owner or one of its reviewers."""
-    readers = Q(reviewer=ladder.owner_id) | Q(reviewer__in=ladder.reviewers.values("pk"))
-    # By a join with the dispatch's cells rather than thousands of ids.
-    cells = DispatchCell.objects.filter(dispatch=dispatch).values("cell_key")
-    return set(
-        Review.objects.filter(readers, run__cell_key__in=cells).values_list("run_id", flat=True)
-    )
+def _slot_runs(ladder: Ladder, dispatch: Dispatch) -> list[dict]:
+    final = progress.final_of(dispatch)
+    if final is not None:
+        return [{"key": c["body"]["key"], "completed": c["completed"]} for c in final.climbers]
+    [loaded] = evidence.load([dispatch])
+    standing = progress.standing_of(loaded, running=dispatch.status == DispatchStatus.RUNNING)
+    return [{"key": c.key, "completed": progress.completed_runs(c)} for c in standing.climbers]
 
 
 def review_queue(ladder: Ladder) -> list[dict]:
-    dispatch = _dispatch_of(ladder)
+    """The completed slot runs of the latest dispatch that nobody on the ladder has reviewed."""
+    dispatch = progress.dispatch_of(ladder)
     if dispatch is None:
         return []
-    [loaded] = evidence.load([dispatch])
-    entries = _unreviewed(ladder, loaded, _standing(loaded))
-    finished = dict(
-        Run.objects.filter(pk__in=[run.id for run, _, _ in entries]).values_list(
-            "id", "finished_at"
-        )
-    )
+    entries = _queue_entries(dispatch, _slot_runs(ladder, dispatch))
+    done = progress.reviewed(ladder, [run_id for run_id, _, _ in entries])
+    entries = [entry for entry in entries if entry[0] not in done]
+    runs = {
+        run_id: (rating, finished_at)
+        for run_id, rating, finished_at in Run.objects.filter(
+            pk__in=[run_id for run_id, _, _ in entries]
+        ).values_list("id", "validator_rating", "finished_at")
+    }
     return [
         {
-            "run": run.id,
+            "run": run_id,
             "rung": rung_id,
             "climber": key,
-            "validatorRating": run.rating,
-            "finishedAt": finished.get(run.id),
+            "validatorRating": runs[run_id][0],
+            "finishedAt": runs[run_id][1],
         }
-        for run, rung_id, key in entries
+        for run_id, rung_id, key in entries
+        if run_id in runs
     ]
 
 
+def _ended_runs(dispatch: Dispatch, climbers: int) -> dict:
+    """An ended dispatch's runs: every slot is passed, failed or skipped, so done in full once
+    the jobs it launched for it finish; only those jobs are read live."""
+    targets = {r["id"]: r["runs"] for r in dispatch.snapshot["rungs"]}
+    launched = evidence.launched_in_flight(dispatch)
+    total = climbers * sum(targets.values())
+    done = total - sum(min(n, targets.get(rung, 0)) for (rung, _), n in launched.items())
+    return {"total": total, "done": done, "inFlight": sum(launched.values())}
+
+
 def ladder_summaries(ladders: list[Ladder]) -> list[dict]:
-    """One row per ladder, loaded together: a fixed number of queries for any page size."""
+    """One row per ladder, loaded together: a fixed number of queries for any page size, and one
+    more per ladder whose dispatch has ended (its jobs still in flight)."""
+    climbers = (
+        DispatchClimber.objects.filter(dispatch__ladder=OuterRef("pk"))
+        .values("dispatch")
+        .annotate(n=Count("id"))
+        .values("n")
+    )
     ladders = list(
         Ladder.objects.filter(pk__in=[ladder.pk for ladder in ladders])
-        .select_related("dispatch")
-        .annotate(
-            rung_count=Count("rungs", distinct=True),
-            group_count=Count("group_links", distinct=True),
-            oneoff_count=Count("combination_links", distinct=True),
-        )
+        .select_related("dispatch", "dispatch__final")
+        .defer("dispatch__final__climbers")
+        .annotate(rung_count=Count("rungs"), climber_count=Subquery(climbers))
         .order_by("name", "id")
     )
-    dispatches = [d for d in (_dispatch_of(ladder) for ladder in ladders) if d is not None]
-    standings = {
-        loaded.dispatch.pk: (_standing(loaded), loaded) for loaded in evidence.load(dispatches)
+    dispatches = {ladder.pk: progress.dispatch_of(ladder) for ladder in ladders}
+    live = [d for d in dispatches.values() if d is not None and progress.final_of(d) is None]
+    parts = {
+        loaded.dispatch.pk: [
+            progress.live_part(c)
+            for c in progress.standing_of(
+                loaded, running=loaded.dispatch.status == DispatchStatus.RUNNING
+            ).climbers
+        ]
+        for loaded in evidence.load(live)
     }
     rows = []
     for ladder in ladders:
-        dispatch = _dispatch_of(ladder)
-        standing, loaded = standings.get(dispatch.pk if dispatch else None, (None, None))
-        rows.append(
-            {
-                "id": ladder.pk,
-                "name": ladder.name,
-                "status": dispatch_status(dispatch, standing),
-                "climbers": len(loaded.climbers) if loaded else None,
-                "rungs": ladder.rung_count,
-                "slotCounts": standing.slot_counts() if standing else None,
-                "runs": standing.runs() if standing else None,
-            }
-        )
+        dispatch = dispatches[ladder.pk]
+        row = {
+            "id": ladder.pk,
+            "name": ladder.name,
+            "status": NOT_RUN_YET,
+            "climbers": None,
+            "rungs": ladder.rung_count,
+            "slotCounts": None,
+            "runs": None,
+        }
+        if dispatch is not None:
+            final = progress.final_of(dispatch)
+            if final is None:
+                figures = progress.figures(dispatch, parts[dispatch.pk], runs_under_way=0)
+                row.update(
+                    status=figures["status"], slotCounts=figures["slotCounts"], runs=figures["runs"]
+                )
+            else:
+                row.update(
+                    status=dispatch.status,
+                    slotCounts={s: final.slot_counts.get(s, 0) for s in SLOT_STATUSES},
+                    runs=_ended_runs(dispatch, ladder.climber_count or 0),
+                )
+            row["climbers"] = ladder.climber_count or 0
+        rows.append(row)
     return rows

@@ -14,13 +14,14 @@ from django.db.models import Q
 from django.utils import timezone
 from psycopg.types.json import Jsonb
 
-from ladders import evidence, shared_progress
+from ladders import evidence, progress
 from ladders.config import MAX_RUNGS, rung_problems
 from ladders.models import (
     Dispatch,
     DispatchCell,
     DispatchClimber,
     DispatchStatus,
+    FinalStanding,
     Ladder,
     LadderCombination,
     LadderGroup,
@@ -31,6 +32,7 @@ from ladders.models import (
 from ladders.standing import BLOCKED, FAILING, RUNNING, UNLAUNCHABLE, evaluate
 from ladders.tasks import launch_pass, requeue_interrupted
 from loopweb import tasking
+from loopweb.runs import changes
 from loopweb.runs.cells import CombinationCell, cell_key
 from loopweb.runs.errors import Conflict
 from loopweb.runs.models import (
@@ -42,7 +44,7 @@ from loopweb.runs.models import (
     Run,
 )
 from loopweb.runs.resolve import CatalogView, Unresolvable, combination_cell
-from loopweb.runs.services import lock_to_cancel, mark_canceled, new_job
+from loopweb.runs.services import enqueue, lock_to_cancel, mark_canceled, new_job
 
 log = logging.getLogger(__name__)
 
@@ -68,7 +70,7 @@ def save_ladder(*, owner, data: dict, ladder: Ladder | None = None) -> Ladder:
         ladder.retry_count = data["retryCount"]
         ladder.outer_axis = data["outerAxis"]
         ladder.save()
-        shared_progress.forget(ladder.pk)
+        changes.touch([changes.ladder_key(ladder.pk)])
         _save_rungs(ladder, data["rungs"])
         LadderGroup.objects.filter(ladder=ladder).delete()
         LadderGroup.objects.bulk_create(
@@ -113,7 +115,7 @@ def _save_rungs(ladder: Ladder, rungs: list[dict]) -> None:
 def reorder_rungs(*, ladder: Ladder, order: list[str]) -> None:
     with transaction.atomic():
         ladder = Ladder.objects.select_for_update().get(pk=ladder.pk)
-        shared_progress.forget(ladder.pk)
+        changes.touch([changes.ladder_key(ladder.pk)])
         rungs = {r.rung_id: r for r in Rung.objects.filter(ladder=ladder)}
         if len(order) != len(rungs) or set(order) != set(rungs):
             raise ValidationError(
@@ -128,7 +130,7 @@ def reorder_rungs(*, ladder: Ladder, order: list[str]) -> None:
 def delete_ladder(*, ladder: Ladder) -> None:
     """Deletes the ladder and its dispatch; the dispatch's jobs stay (they only name it)."""
     with transaction.atomic():
-        shared_progress.forget(ladder.pk)
+        changes.touch([changes.ladder_key(ladder.pk)])
         ladder.delete()
 
 
@@ -168,7 +170,7 @@ def start_dispatch(*, ladder: Ladder, run_pass: bool = True) -> Dispatch:
         dispatch = Dispatch.objects.select_for_update().filter(ladder=ladder).first()
         if dispatch is not None and dispatch.status == DispatchStatus.RUNNING:
             raise Conflict("A dispatch of this ladder is running; stop it before a new Run.")
-        shared_progress.forget(ladder.pk)
+        changes.touch([changes.ladder_key(ladder.pk)])
         rungs = list(Rung.objects.filter(ladder=ladder).order_by("position"))
         specs = [
             {"case": r.case, "version": r.version, "variant": r.variant, "engine": r.engine}
@@ -192,6 +194,7 @@ def start_dispatch(*, ladder: Ladder, run_pass: bool = True) -> Dispatch:
         else:
             DispatchClimber.objects.filter(dispatch=dispatch).delete()
             DispatchCell.objects.filter(dispatch=dispatch).delete()
+            FinalStanding.objects.filter(dispatch=dispatch).delete()
         dispatch.dispatch_id = mint_dispatch_id()
         dispatch.status = DispatchStatus.RUNNING
         dispatch.snapshot = snapshot
@@ -285,7 +288,7 @@ def stop_dispatch(*, ladder: Ladder, cancel_running: bool = False) -> int:
         dispatch = Dispatch.objects.select_for_update().filter(ladder=ladder).first()
         if dispatch is None or dispatch.status != DispatchStatus.RUNNING:
             raise Conflict("This ladder has no running dispatch to stop.")
-        shared_progress.forget(ladder.pk)
+        changes.touch([changes.ladder_key(ladder.pk)])
         dispatch.status = DispatchStatus.STOPPED
         dispatch.ended_at = timezone.now()
         dispatch.save(update_fields=["status", "ended_at"])
@@ -293,15 +296,19 @@ def stop_dispatch(*, ladder: Ladder, cancel_running: bool = False) -> int:
         jobs = lock_to_cancel(
             Job.objects.filter(origin__startswith=f"ladder:{ladder.pk}/", status__in=statuses)
         )
-        return mark_canceled(jobs)
+        cancelled = mark_canceled(jobs)
+        # The standing at the moment of the Stop is the dispatch's final one.
+        [loaded] = evidence.load([dispatch])
+        progress.freeze(dispatch, _evaluate(loaded, running=False))
+        return cancelled
 
 
 def retry_climber(*, ladder: Ladder, key: str, run_pass: bool = True) -> None:
     with transaction.atomic():
-        shared_progress.forget(ladder.pk)
         dispatch = Dispatch.objects.select_for_update().filter(ladder=ladder).first()
         if dispatch is None or dispatch.status != DispatchStatus.RUNNING:
             raise Conflict("This ladder has no running dispatch; press Run instead.")
+        changes.touch([changes.ladder_key(ladder.pk)])
         [loaded] = evidence.load([dispatch])
         standing = _evaluate(loaded)
         for row, climber in zip(loaded.climbers, standing.climbers, strict=True):
@@ -376,7 +383,6 @@ def run_launch_pass(*, ladder_id: int) -> PassReport | None:
     rung is missing, up to the dispatch's limit, in its climb order."""
     with transaction.atomic():
         # The claim: one pass at a time per ladder, and never beside a Stop, Retry or Run.
-        shared_progress.forget(ladder_id)
         dispatch = (
             Dispatch.objects.select_for_update(of=("self",))
             .select_related("ladder")
@@ -398,8 +404,11 @@ def run_launch_pass(*, ladder_id: int) -> PassReport | None:
         if finished:
             dispatch.status = DispatchStatus.FINISHED
             dispatch.ended_at = timezone.now()
+            changes.touch([changes.ladder_key(ladder_id)])
         dispatch.passes += 1
         dispatch.save(update_fields=["status", "ended_at", "passes"])
+        if finished:
+            progress.freeze(dispatch, standing.ended())
         return PassReport(dispatch.dispatch_id, len(jobs), cancelled, published, finished)
 
 
@@ -547,7 +556,7 @@ def _launch(dispatch, loaded, standing, cancelled: int) -> list[Job]:
     # Checked immediately before enqueuing and again after: a Stop never leaves a refilled queue.
     if not _still_running(dispatch):
         return []
-    created = Job.objects.bulk_create(jobs)
+    created = enqueue(jobs)
     if not _still_running(dispatch):
         mark_canceled(created)
         return []
@@ -590,10 +599,15 @@ def journal_dispatch(*, ladder: Ladder, evalset_hash: str, journaled_by=None):
         dispatch = Dispatch.objects.select_for_update().filter(ladder=ladder).first()
         if dispatch is None:
             raise Conflict("This ladder has not been run; there is nothing to journal.")
-        [loaded] = evidence.load([dispatch])
-        standing = _evaluate(loaded, running=dispatch.status == DispatchStatus.RUNNING)
-        counts = standing.slot_counts()
-        run_ids = {r for c in standing.climbers for s in c.slots for r in s.run_ids}
+        final = progress.final_of(dispatch)
+        if final is not None:
+            counts = final.slot_counts
+            run_ids = {r for c in final.climbers for ids in c["runs"] for r in ids}
+        else:
+            [loaded] = evidence.load([dispatch])
+            standing = _evaluate(loaded, running=dispatch.status == DispatchStatus.RUNNING)
+            counts = standing.slot_counts()
+            run_ids = {r for c in standing.climbers for s in c.slots for r in s.run_ids}
         summary = {
             "passed": counts["passed"],
             "failed": counts["failed"],

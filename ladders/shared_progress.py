@@ -1,52 +1,112 @@
-"""Progress shared by the viewers of a ladder.
+"""Progress shared by the viewers of a ladder, and never stale.
 
 Twenty people watching one large board would otherwise compute the same standing twenty times a
-poll. Each web process keeps a ladder's latest progress, JSON-encoded and gzipped once, for
-``LOOPWEB_PROGRESS_MAX_AGE`` seconds (0 turns sharing off). When the copy expires, it is
-recomputed in a thread beside the requests, which keep being served the copy there is: no viewer
-waits for a computation but the very first, and a board is never more than that age plus one
-computation behind. The ladder's own writes (Run, Stop, Retry, edits, a launch
-pass) drop the copy of the process that made them once they commit, so whoever acted sees the
-effect at once.
+poll. Each web process keeps a ladder's latest board: its parts (one per climber, see
+``ladders.progress``), the watermark taken before they were read, and the board JSON-encoded.
+Every read first asks the database, in one query, what changed since that watermark
+(``loopweb.runs.changes``): the ladder itself (its configuration or dispatch), the catalog, or
+some of the dispatch's cells (their jobs, runs and reviews).
+
+- nothing: the copy is current, and is served (or answered 304 to a client that holds it);
+- cells: only the climbers holding them are computed again, and the figures summed anew;
+- the ladder or the catalog: the board is computed afresh.
+
+So a read that begins after a write committed reflects it, whichever process served the write,
+and a busy board costs each process one small computation per change, not one per viewer. One
+viewer per ladder and process updates the board at a time; the others wait for it and then ask
+the database themselves, so none is served a board older than its own request.
+
+A board's ``version`` names the data it was computed from: ``<watermark>.<jobs under way>.
+<digest>``. Given back as ``If-None-Match`` or ``?since=``, it is checked against the database
+alone, on any process.
 """
 
 import gzip
 import hashlib
-import logging
 import threading
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
-from django.conf import settings
-from django.db import connection, transaction
-from rest_framework.renderers import JSONRenderer
+from django.db import connection
+from rest_framework.utils.encoders import JSONEncoder
 
-from ladders.selectors import ladder_progress
+from ladders import progress
+from ladders.models import Dispatch, DispatchCell, Ladder
+from ladders.progress import Head, Part
+from loopweb.runs import changes
+from loopweb.runs.models import UNDER_WAY, Change, ChangeHorizon, Job
 
-logger = logging.getLogger(__name__)
-
-#: A copy nobody has read for this long is dropped when another ladder's copy is stored.
+#: A board nobody has read for this long is dropped when another is stored.
 UNREAD_FOR = 60.0
 
 _now = time.monotonic
+_encoder = JSONEncoder(separators=(",", ":"), ensure_ascii=False)
 
 
-@dataclass(frozen=True, slots=True)
-class Shared:
-    body: dict
-    encoded: bytes
-    gzipped: bytes  # ``encoded``, compressed once for every viewer that accepts gzip
-    digest: str  # of ``encoded``: an unchanged board need not be sent again
-    computed_at: float  # when its computation started, on the ``_now`` clock
+def _encode(value) -> bytes:
+    return _encoder.encode(value).encode()
+
+
+@dataclass(slots=True)
+class Look:
+    """What one query told about a ladder: the watermark now, the pruning horizon, the jobs
+    under way, and the changes of the ladder's keys stamped at or above a given watermark, as
+    (id, stamp, key) triples (at or above the watermark now when none was given)."""
+
+    watermark: int
+    horizon: int
+    under_way: int
+    changes: list[tuple[int, int, str]]
+
+    def keys(self, *, besides: frozenset[int] = frozenset()) -> set[str]:
+        return {key for id_, _, key in self.changes if id_ not in besides}
+
+
+@dataclass(slots=True)
+class Board:
+    ladder_id: int
+    dispatch: Dispatch | None
+    final: object | None
+    head: Head
+    parts: list[Part]
+    watermark: int
+    # Changes stamped at or above the watermark that the board already reflects (a transaction
+    # still running when the watermark was taken keeps it low).
+    seen: frozenset[int]
+    under_way: int
+    figures: dict | None = None
+    version: str = ""
+    encoded: bytes = b""
+    by_cell: dict[str, list[int]] = field(default_factory=dict)
+    _gzipped: bytes | None = None
+
+    @property
+    def body(self) -> dict:
+        body = progress.body(self.head, self.dispatch, self.parts, runs_under_way=self.under_way)
+        body["version"] = self.version
+        return body
+
+    @property
+    def gzipped(self) -> bytes:
+        """The encoded board, compressed once for every viewer that accepts gzip."""
+        if self._gzipped is None:
+            self._gzipped = gzip.compress(self.encoded, compresslevel=5, mtime=0)
+        return self._gzipped
+
+    def keys(self) -> list[str]:
+        return [changes.ladder_key(self.ladder_id), changes.CATALOG]
+
+    def affected(self, changed: set[str]) -> list[int]:
+        """Indexes of the parts holding any of the changed cells."""
+        return sorted({i for key in changed for i in self.by_cell.get(key, ())})
 
 
 class _Slot:
-    __slots__ = ("generation", "lock", "read_at", "shared")
+    __slots__ = ("board", "lock", "read_at")
 
     def __init__(self):
-        self.lock = threading.Lock()  # held by the one viewer recomputing
-        self.shared: Shared | None = None
-        self.generation = 0  # bumped by every drop: a computation begun before it is not kept
+        self.lock = threading.Lock()  # held by the one viewer bringing the board up to date
+        self.board: Board | None = None
         self.read_at = 0.0
 
 
@@ -62,87 +122,238 @@ def _slot(ladder_id: int) -> _Slot:
         return slot
 
 
-def _fresh(shared: Shared | None, max_age: float) -> bool:
-    return shared is not None and _now() - shared.computed_at < max_age
+# Looking -----------------------------------------------------------------------------------
 
 
-def compute(ladder) -> Shared:
-    started = _now()
-    body = ladder_progress(ladder)
-    encoded = JSONRenderer().render(body)
-    return Shared(
-        body=body,
-        encoded=encoded,
-        gzipped=gzip.compress(encoded, compresslevel=6, mtime=0),
-        digest=hashlib.sha256(encoded).hexdigest(),
-        computed_at=started,
-    )
+def _look(ladder_id: int, since: int | None) -> Look:
+    """One query (on PostgreSQL): the watermark, the pruning horizon, the ladder's jobs under
+    way, and the changes of the ladder, the catalog and the dispatch's cells stamped at or above
+    ``since``."""
+    keys = [changes.ladder_key(ladder_id), changes.CATALOG]
+    prefix = f"ladder:{ladder_id}/%"
+    if connection.vendor == "postgresql":
+        with connection.cursor() as cursor:
+            cursor.execute(
+                f"""
+                SELECT pg_snapshot_xmin(pg_current_snapshot())::text::bigint,
+                  COALESCE((SELECT max(pruned_below) FROM {ChangeHorizon._meta.db_table}), 0),
+                  (SELECT count(*) FROM {Job._meta.db_table}
+                   WHERE status = ANY(%s) AND origin LIKE %s),
+                  COALESCE((
+                    SELECT json_agg(json_build_array(c.id, c.stamp, c.key))
+                    FROM {Change._meta.db_table} AS c
+                    WHERE c.stamp >= COALESCE(
+                      %s::bigint, pg_snapshot_xmin(pg_current_snapshot())::text::bigint)
+                    AND (c.key = ANY(%s) OR EXISTS (
+                      SELECT 1 FROM {DispatchCell._meta.db_table} AS d
+                      WHERE d.cell_key = c.key AND d.dispatch_id = (
+                        SELECT id FROM {Dispatch._meta.db_table} WHERE ladder_id = %s)))), '[]')
+                """,  # noqa: S608 - only models' table names are formatted in
+                [list(UNDER_WAY), prefix, since, keys, ladder_id],
+            )
+            watermark, horizon, under_way, found = cursor.fetchone()
+        return Look(watermark, horizon, under_way, [tuple(row) for row in found])
+    watermark = changes.watermark()
+    cells = DispatchCell.objects.filter(dispatch__ladder_id=ladder_id)
+    entries = changes.stamped_since(watermark if since is None else since, keys=keys, cells=cells)
+    return Look(watermark, changes.horizon(), progress.under_way(ladder_id), entries)
 
 
-def read(ladder) -> Shared:
-    """The ladder's progress: the shared copy while it is fresh, else a new one."""
-    max_age = settings.LOOPWEB_PROGRESS_MAX_AGE
-    if max_age <= 0:
-        return compute(ladder)
-    slot = _slot(ladder.pk)
-    slot.read_at = _now()
-    held = slot.shared
-    if _fresh(held, max_age):
-        return held
-    if held is None:
-        # Nothing to serve yet: one viewer computes, the others wait for it.
-        with slot.lock:
-            if _fresh(slot.shared, max_age):
-                return slot.shared
-            return _store(slot, ladder)
-    # Expired: every viewer is served the copy there is while one refresh runs beside them, so
-    # no viewer waits for a computation.
-    if slot.lock.acquire(blocking=False):
-        threading.Thread(target=_refresh, args=(slot, ladder), daemon=True).start()
-    return held
-
-
-def _refresh(slot: _Slot, ladder) -> None:
-    """Recompute a copy in a thread of its own (holding the slot's lock, released here)."""
+def _parse(version: str | None) -> tuple[int, int, int] | None:
+    """(watermark, changes seen, jobs under way) of a version a client gave back, or None."""
     try:
-        _store(slot, ladder)
-    except Exception:
-        logger.exception("refreshing the progress of ladder %s failed", ladder.pk)
-    finally:
-        slot.lock.release()
-        connection.close()  # the thread's own connection
+        watermark, seen, under_way, _ = (version or "").strip().strip('"').split(".")
+        return int(watermark), int(seen), int(under_way)
+    except ValueError:
+        return None
 
 
-def store(ladder) -> Shared:
-    """Compute the ladder's progress now and share it (after an action that changed it)."""
-    if settings.LOOPWEB_PROGRESS_MAX_AGE <= 0:
-        return compute(ladder)
+def unchanged_since(ladder: Ladder, version: str | None) -> str | None:
+    """The version, if nothing the board shows has changed since it was computed: a 304 without
+    computing anything. None otherwise. Changes are only ever added, so the same number of them
+    at or above the version's watermark means none since."""
+    parsed = _parse(version)
+    if parsed is None:
+        return None
+    watermark, seen, under_way = parsed
+    look = _look(ladder.pk, watermark)
+    if len(look.changes) != seen or look.under_way != under_way or watermark < look.horizon:
+        return None
+    return version.strip().strip('"')
+
+
+# Computing -----------------------------------------------------------------------------------
+
+
+def _full(ladder: Ladder, look: Look) -> Board:
+    ladder = Ladder.objects.select_related("dispatch").get(pk=ladder.pk)
+    dispatch = progress.dispatch_of(ladder)
+    final = progress.final_of(dispatch) if dispatch else None
+    parts = progress.parts_of(ladder, dispatch) if dispatch else []
+    board = Board(
+        ladder_id=ladder.pk,
+        dispatch=dispatch,
+        final=final,
+        head=progress.head(ladder),
+        parts=parts,
+        watermark=look.watermark,
+        seen=_seen(look),
+        under_way=look.under_way,
+    )
+    _index(board)
+    _finish(board)
+    return board
+
+
+def _partial(ladder: Ladder, board: Board, look: Look) -> Board:
+    """The board with the climbers holding the changed cells computed again."""
+    dispatch = board.dispatch
+    parts = list(board.parts)
+    if board.final is not None:
+        # Ended: its parts never change; the jobs it launched still in flight do.
+        parts = progress.frozen_parts(dispatch, board.final)
+        progress.count_unreviewed(ladder, parts)
+    else:
+        affected = board.affected(look.keys(besides=board.seen))
+        if any(not parts[i].pinned for i in affected):
+            return _full(ladder, look)
+        if affected:
+            fresh = progress.parts_of(ladder, dispatch, only={parts[i].key for i in affected})
+            by_key = {part.key: part for part in fresh}
+            for i in affected:
+                parts[i] = by_key[parts[i].key]
+    new = Board(
+        ladder_id=board.ladder_id,
+        dispatch=dispatch,
+        final=board.final,
+        head=board.head,
+        parts=parts,
+        watermark=look.watermark,
+        seen=_seen(look),
+        under_way=look.under_way,
+        by_cell=board.by_cell,
+    )
+    _finish(new)
+    return new
+
+
+def _seen(look: Look) -> frozenset[int]:
+    """The changes a board brought up to date by this look reflects, among those stamped at or
+    above its new watermark."""
+    return frozenset(id_ for id_, stamp, _ in look.changes if stamp >= look.watermark)
+
+
+def _index(board: Board) -> None:
+    by_cell: dict[str, list[int]] = {}
+    for i, part in enumerate(board.parts):
+        for key in part.cells:
+            by_cell.setdefault(key, []).append(i)
+    board.by_cell = by_cell
+
+
+def _finish(board: Board) -> None:
+    """Sum the figures and encode the board once, climbers from their own encodings."""
+    ladder = dict(board.head.ladder)
+    figures = None
+    if board.dispatch is not None:
+        figures = progress.figures(board.dispatch, board.parts, runs_under_way=board.under_way)
+        ladder["status"] = figures["status"]
+    board.figures = figures
+    front = (
+        b'{"ladder":'
+        + _encode(ladder)
+        + b',"rungs":'
+        + _encode(board.head.rungs)
+        + b',"dispatch":'
+        + _encode(figures)
+        + b',"climbers":['
+    )
+    climbers = b",".join(part.encoded for part in board.parts)
+    digest = hashlib.blake2b(front + climbers, digest_size=8).hexdigest()
+    board.version = f"{board.watermark}.{len(board.seen)}.{board.under_way}.{digest}"
+    board.encoded = front + climbers + b'],"version":' + _encode(board.version) + b"}"
+
+
+# Reading ---------------------------------------------------------------------------------------
+
+
+def read(ladder: Ladder) -> Board:
+    """The ladder's board, current as of this call."""
     slot = _slot(ladder.pk)
-    with slot.lock:
-        return _store(slot, ladder)
-
-
-def _store(slot: _Slot, ladder) -> Shared:
-    generation = slot.generation
     slot.read_at = _now()
-    shared = compute(ladder)
+    with slot.lock:
+        board = slot.board
+        if board is None:
+            board = _full(ladder, _look(ladder.pk, None))
+        else:
+            look = _look(ladder.pk, board.watermark)
+            new = look.keys(besides=board.seen)
+            if new & set(board.keys()) or board.watermark < look.horizon:
+                board = _full(ladder, look)
+            elif new or look.under_way != board.under_way:
+                board = _partial(ladder, board, look)
+            elif look.watermark > board.watermark:
+                # Current up to here: nothing changed since. Move the watermark on, keeping
+                # what is already reflected above it.
+                board = _rewatermarked(board, look)
+        _keep(slot, board)
+        return board
+
+
+def _rewatermarked(board: Board, look: Look) -> Board:
+    new = Board(
+        ladder_id=board.ladder_id,
+        dispatch=board.dispatch,
+        final=board.final,
+        head=board.head,
+        parts=board.parts,
+        watermark=look.watermark,
+        seen=_seen(look),
+        under_way=board.under_way,
+        by_cell=board.by_cell,
+    )
+    _finish(new)
+    return new
+
+
+def _keep(slot: _Slot, board: Board) -> None:
     with _slots_lock:
-        if slot.generation == generation:
-            slot.shared = shared
+        slot.board = board
+        now = _now()
         for other in _slots.values():
-            if other.shared is not None and _now() - other.read_at > UNREAD_FOR:
-                other.shared = None
-    return shared
+            if other is not slot and other.board is not None and now - other.read_at > UNREAD_FOR:
+                other.board = None
 
 
-def forget(ladder_id: int) -> None:
-    """Drop this process's copy of the ladder's progress when the current transaction commits
-    (at once outside one)."""
+def since(ladder: Ladder, board: Board, version: str | None) -> dict:
+    """The board with only the climbers changed since ``version`` (plus the ladder, its rungs and
+    the dispatch's figures); the whole board, with ``since`` null, when that version cannot be
+    followed (another dispatch, a changed configuration or catalog, or too old)."""
+    body = {
+        "ladder": {**board.head.ladder, "status": board.figures["status"]}
+        if board.figures
+        else board.head.ladder,
+        "rungs": board.head.rungs,
+        "dispatch": board.figures,
+        "climbers": [],
+        "version": board.version,
+        "since": None,
+    }
+    parsed = _parse(version)
+    if parsed is not None:
+        watermark = parsed[0]
+        look = _look(ladder.pk, watermark)
+        changed = look.keys()
+        if not (changed & set(board.keys())) and watermark >= look.horizon:
+            body["since"] = version.strip().strip('"')
+            if board.final is None:
+                body["climbers"] = [board.parts[i].body for i in board.affected(changed)]
+            return body
+    body["climbers"] = [part.body for part in board.parts]
+    return body
 
-    def drop():
-        slot = _slot(ladder_id)
-        with _slots_lock:
-            slot.generation += 1
-            slot.shared = None
 
-    transaction.on_commit(drop)
+def reset() -> None:
+    """Forget every board this process keeps (tests)."""
+    with _slots_lock:
+        _slots.clear()

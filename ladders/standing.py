@@ -138,6 +138,15 @@ class Standing:
             "inFlight": self.launched_in_flight,
         }
 
+    def ended(self) -> "Standing":
+        """The standing of a dispatch that has ended: the slots that were running, blocked or
+        pending become skipped (in place)."""
+        for climber in self.climbers:
+            for slot in climber.slots:
+                if slot.status in (RUNNING, BLOCKED, PENDING):
+                    slot.status = SKIPPED
+        return self
+
     @property
     def settled(self) -> bool:
         """Every climber completed or failed."""
@@ -169,14 +178,10 @@ def evaluate(
         standings.append(
             _climb(climber, cell, pin_now, problem, rungs=rungs, gate=gate, evidence=evidence)
         )
-    if not running:
-        for standing in standings:
-            for slot in standing.slots:
-                if slot.status in (RUNNING, BLOCKED, PENDING):
-                    slot.status = SKIPPED
-    return Standing(
+    standing = Standing(
         climbers=standings, launched_in_flight=sum(evidence.launched_in_flight.values())
     )
+    return standing if running else standing.ended()
 
 
 def _resolve(climber: ClimberInput, held: set[str]):

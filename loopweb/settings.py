@@ -6,8 +6,6 @@ DEBUG            "1" to turn debugging on
 ALLOWED_HOSTS    comma-separated host names
 LOOPWEB_TASK_BACKEND   "database" (default) or "immediate"
 LOOPWEB_LEASE_SECONDS  how long a driver's lease on a job lasts (default 120)
-LOOPWEB_PROGRESS_MAX_AGE  seconds a ladder's progress is shared between its viewers (default 1;
-                          0 computes it for every read)
 """
 
 import os
@@ -126,7 +124,6 @@ TASKS = {
 }
 
 LOOPWEB_LEASE_SECONDS = int(os.environ.get("LOOPWEB_LEASE_SECONDS", "120"))
-LOOPWEB_PROGRESS_MAX_AGE = float(os.environ.get("LOOPWEB_PROGRESS_MAX_AGE", "1"))
 LOOPWEB_DEFAULT_RUNS_IN_FLIGHT = 20
 # A run push carries a whole run record; anything past this is refused before parsing.
 DATA_UPLOAD_MAX_MEMORY_SIZE = int(os.environ.get("LOOPWEB_MAX_BODY_BYTES", str(5 * 1024 * 1024)))

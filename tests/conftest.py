@@ -3,6 +3,7 @@ import os
 import pytest
 from rest_framework.test import APIClient
 
+from ladders import shared_progress
 from loopweb.runs.models import ApiToken, Role
 from tests.factories import UserFactory
 from tests.tasks import run_queued_tasks
@@ -19,10 +20,10 @@ def fast_password_hashing(settings):
 
 
 @pytest.fixture(autouse=True)
-def progress_read_fresh(settings):
-    """Tests read what they just wrote: each progress read computes the board afresh. Sharing a
-    board between viewers is tested on its own (tests/ladders/test_shared_progress.py)."""
-    settings.LOOPWEB_PROGRESS_MAX_AGE = 0
+def boards_of_this_test_only():
+    """Each web process keeps the boards it computed; a test starts with none, as a new process
+    would (SQLite reuses ids a rolled-back test used)."""
+    shared_progress.reset()
 
 
 def _token_client(user) -> APIClient:

@@ -2,7 +2,12 @@ import re
 
 from django.http import HttpResponse
 from django.utils.cache import patch_vary_headers
-from drf_spectacular.utils import OpenApiResponse, extend_schema, inline_serializer
+from drf_spectacular.utils import (
+    OpenApiParameter,
+    OpenApiResponse,
+    extend_schema,
+    inline_serializer,
+)
 from rest_framework import serializers, status, viewsets
 from rest_framework.decorators import action
 from rest_framework.exceptions import PermissionDenied
@@ -18,16 +23,28 @@ ACCEPTS_GZIP = re.compile(r"\bgzip\b")
 ProgressResponse = OpenApiResponse(description="The ladder's progress board (see API.md).")
 
 
-def progress_response(request, shared: shared_progress.Shared) -> HttpResponse:
+def progress_response(request, board: shared_progress.Board) -> HttpResponse:
     """Progress as encoded, and compressed, once for all its viewers (``ladders.shared_progress``):
     a large board is a few megabytes of JSON and a tenth of that gzipped."""
     if ACCEPTS_GZIP.search(request.headers.get("Accept-Encoding", "")):
-        response = HttpResponse(shared.gzipped, content_type="application/json")
+        response = HttpResponse(board.gzipped, content_type="application/json")
         response.headers["Content-Encoding"] = "gzip"
     else:
-        response = HttpResponse(shared.encoded, content_type="application/json")
+        response = HttpResponse(board.encoded, content_type="application/json")
+    return _tagged(response, board.version)
+
+
+def _tagged(response: HttpResponse, version: str) -> HttpResponse:
+    response.headers["ETag"] = f'"{version}"'
+    response.headers["Cache-Control"] = "private, no-cache"
     patch_vary_headers(response, ["Accept-Encoding"])
     return response
+
+
+def _client_versions(request) -> list[str]:
+    """The versions an ``If-None-Match`` header names (weak or strong)."""
+    header = request.headers.get("If-None-Match", "")
+    return [tag.strip().removeprefix("W/").strip('"') for tag in header.split(",") if tag.strip()]
 
 
 class LadderViewSet(viewsets.GenericViewSet):
@@ -120,7 +137,7 @@ class LadderViewSet(viewsets.GenericViewSet):
     def run(self, request, pk=None):
         ladder = self.owned()
         services.start_dispatch(ladder=ladder)
-        return progress_response(request, shared_progress.store(Ladder.objects.get(pk=ladder.pk)))
+        return progress_response(request, shared_progress.read(Ladder.objects.get(pk=ladder.pk)))
 
     @extend_schema(
         request=s.StopSerializer,
@@ -143,7 +160,7 @@ class LadderViewSet(viewsets.GenericViewSet):
         body = s.RetrySerializer(data=request.data)
         body.is_valid(raise_exception=True)
         services.retry_climber(ladder=ladder, key=body.validated_data["climber"])
-        return progress_response(request, shared_progress.store(Ladder.objects.get(pk=ladder.pk)))
+        return progress_response(request, shared_progress.read(Ladder.objects.get(pk=ladder.pk)))
 
     @extend_schema(
         request=s.DispatchJournalSerializer,
@@ -167,10 +184,35 @@ class LadderViewSet(viewsets.GenericViewSet):
             status=status.HTTP_201_CREATED,
         )
 
-    @extend_schema(request=None, responses={200: ProgressResponse})
+    @extend_schema(
+        request=None,
+        parameters=[
+            OpenApiParameter(
+                "since",
+                str,
+                description="A version (an ETag) this client holds: only the climbers changed "
+                "since then are answered.",
+            ),
+            OpenApiParameter(
+                "If-None-Match",
+                str,
+                OpenApiParameter.HEADER,
+                description="The ETag of the board the client holds: 304 while it is current.",
+            ),
+        ],
+        responses={200: ProgressResponse, 304: OpenApiResponse(description="Not modified.")},
+    )
     @action(detail=True, methods=["get"])
     def progress(self, request, pk=None):
-        return progress_response(request, shared_progress.read(self.get_object()))
+        ladder = self.get_object()
+        for version in _client_versions(request):
+            if shared_progress.unchanged_since(ladder, version):
+                return _tagged(HttpResponse(status=304), version)
+        board = shared_progress.read(ladder)
+        if "since" in request.query_params:
+            delta = shared_progress.since(ladder, board, request.query_params["since"])
+            return _tagged(Response(delta), board.version)
+        return progress_response(request, board)
 
     @extend_schema(
         request=None,

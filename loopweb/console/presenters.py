@@ -198,6 +198,8 @@ def board(progress: dict, *, titles: dict[str, str], config: dict) -> dict:
         "status": status,
         "status_label": status_label(status),
         "live": status in LIVE,
+        # An ended dispatch's board keeps refreshing while the jobs it launched still run.
+        "refreshing": status in LIVE or bool(dispatch and dispatch["runs"]["inFlight"]),
         "dispatch": dispatch,
         "rungs": rungs,
         "gate": gate_text(settings["gate"]),

@@ -15,7 +15,7 @@ from django.core.exceptions import ValidationError
 from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
 
-from loopweb.runs import signals
+from loopweb.runs import changes, signals
 from loopweb.runs.access import is_driver
 from loopweb.runs.cells import CasePin, CombinationCell, cell_key
 from loopweb.runs.errors import Conflict
@@ -86,7 +86,15 @@ def launch_by_hand(*, owner, pin: CasePin, combination: Combination, retry_count
             retry_count=retry_count,
         )
         job.save()
+        changes.touch([job.cell_key])
     return job
+
+
+def enqueue(jobs: list[Job]) -> list[Job]:
+    """Store new queued jobs (from ``new_job``) in one statement."""
+    created = Job.objects.bulk_create(jobs)
+    changes.touch(job.cell_key for job in created)
+    return created
 
 
 def cancel_job(*, job: Job) -> Job:
@@ -124,6 +132,7 @@ def mark_canceled(jobs: list[Job], *, now: datetime | None = None) -> int:
         job.status = JobStatus.CANCELED
         job.finished_at = now
     _count_unretried([job.pk for job in jobs if job.attempt > 1 and job.started_at is None])
+    changes.touch(job.cell_key for job in jobs)
     signals.jobs_ended.send(sender=Job, jobs=jobs)
     return len(ids)
 
@@ -255,6 +264,7 @@ def report_status(*, job_id: int, driver, status: str) -> tuple[Job, bool]:
         if job.started_at is None and status != JobStatus.PENDING:
             job.started_at = now
             fields.append("started_at")
+            changes.touch([job.cell_key])  # now under way
         job.save(update_fields=fields)
     return job, False
 
@@ -274,6 +284,7 @@ def fail_job(*, job_id: int, driver, failure: str, detail: str = "") -> Job:
         if job.status == JobStatus.QUEUED:
             raise Conflict(f"job {job_id} has not been claimed by a driver")
         end_attempt(job, outcome=failure, detail=detail)
+        changes.touch([job.cell_key])
     return job
 
 
@@ -353,6 +364,7 @@ def expire_leases(*, now: datetime | None = None) -> int:
             if job is None:
                 continue
             end_attempt(job, outcome=Outcome.INFRASTRUCTURE, detail="lease expired")
+            changes.touch([job.cell_key])
             ended += 1
     return ended
 
@@ -406,6 +418,7 @@ def push_run(
             )
             if existing is not None:
                 run = _rewrite(existing, outcome, record, finished_at, commit, merge_artifact)
+                changes.touch([run.cell_key])
                 signals.run_pushed.send(sender=Run, run=run, created=False, payload=payload or {})
                 return run, False
             if job.status == JobStatus.QUEUED:
@@ -453,6 +466,7 @@ def push_run(
             retry = end_attempt(job, outcome=outcome, run=run)
             if retry is not None and retry.status == JobStatus.CANCELED:
                 run.counted = outcome not in NEVER_COUNTED  # its retry never ran
+        changes.touch([run.cell_key])
         signals.run_pushed.send(sender=Run, run=run, created=True, payload=payload or {})
     return run, True
 
@@ -471,6 +485,7 @@ def repush_run(
         # Lock the run: two re-pushes of one run apply whole, one after the other.
         run = Run.objects.select_for_update().get(pk=run.pk)
         run = _rewrite(run, outcome, record, finished_at, commit, merge_artifact)
+        changes.touch([run.cell_key])
         signals.run_pushed.send(sender=Run, run=run, created=False, payload=payload or {})
     return run
 
@@ -511,6 +526,7 @@ def review_run(
                 )
         except IntegrityError:
             raise Conflict(f"you have already reviewed run {run.pk}") from None
+        changes.touch([run.cell_key])
         signals.run_reviewed.send(sender=Review, review=review)
     return review
 

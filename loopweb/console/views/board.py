@@ -52,7 +52,7 @@ def board_context(request, ladder) -> dict:
         "b": presenters.board(progress, titles=titles, config=config),
         "control": control,
         "declared": declared,
-        "version": presenters.version_of(shared.digest, control, config, declared),
+        "version": presenters.version_of(shared.version, control, config, declared),
         "poll_ms": poll_ms(),
     }
 

@@ -10,6 +10,7 @@ from .catalog import (
     GroupMember,
     ModelEntry,
 )
+from .changes import Change, ChangeHorizon
 from .work import (
     IN_FLIGHT,
     MODEL_FAILURES,
@@ -38,6 +39,8 @@ __all__ = [
     "ApiToken",
     "Case",
     "CaseKind",
+    "Change",
+    "ChangeHorizon",
     "CaseVersion",
     "Combination",
     "CombinationKind",

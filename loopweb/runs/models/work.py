@@ -118,6 +118,13 @@ class Job(CellFields):
             models.Index(
                 fields=["origin"], name="job_origin_prefix", opclasses=["varchar_pattern_ops"]
             ),
+            # A ladder's jobs in flight by origin prefix, read on every progress poll.
+            models.Index(
+                fields=["origin"],
+                name="job_origin_in_flight",
+                opclasses=["varchar_pattern_ops"],
+                condition=Q(status__in=IN_FLIGHT),
+            ),
             models.Index(fields=["id"], name="job_queued", condition=Q(status="queued")),
             models.Index(
                 fields=["lease_expires_at"],

@@ -1,0 +1,352 @@
+"""Progress, built climber by climber.
+
+A board is the ladder's configuration, its dispatch's figures and one part per climber. Each
+part carries what the dispatch's figures add up (slot counts, runs total and done, the
+dispatch's jobs in flight, unreviewed runs) beside the climber as progress shows it, so that
+when one cell changes only the climbers holding it are computed again and the figures are summed
+anew (``ladders.shared_progress``). A full computation and a partial one build parts the same
+way; a test holds them equal.
+
+A running dispatch's parts come from its evidence through the gate (``ladders.standing``); an
+ended dispatch's from its final standing, written when it ended, with only the count of its
+jobs still in flight read live.
+"""
+
+import json
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from django.db.models import Q
+
+from ladders import evidence
+from ladders.models import Dispatch, DispatchStatus, FinalStanding, Ladder, Rung
+from ladders.standing import (
+    BLOCKED,
+    RUNNING,
+    SLOT_STATUSES,
+    ClimberStanding,
+    Standing,
+    evaluate,
+)
+from loopweb.runs.models import UNDER_WAY, CaseVersion, Job, Outcome, Review
+
+COMPLETED = Outcome.COMPLETED.value
+NOT_RUN_YET = "notRunYet"
+NEEDS_ATTENTION = "needsAttention"
+
+
+def encode(value) -> bytes:
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False, default=str).encode()
+
+
+@dataclass(slots=True)
+class Part:
+    """One climber of a dispatch as progress shows it, and what it adds to the dispatch's
+    figures."""
+
+    key: str
+    body: dict
+    cells: frozenset[str]
+    pinned: bool
+    status: str
+    slot_counts: Counter
+    total: int
+    done: int
+    launched: int  # the dispatch's own jobs in flight for its slots
+    completed: frozenset[int]  # completed runs its slots hold
+    unreviewed: int = 0
+    encoded: bytes = field(default=b"", repr=False)
+
+    def __post_init__(self):
+        if not self.encoded:
+            self.encoded = encode(self.body)
+
+
+@dataclass(slots=True)
+class Head:
+    """The ladder and its configuration's rungs."""
+
+    ladder: dict
+    rungs: list[dict]
+
+
+# The configuration ------------------------------------------------------------------------
+
+
+def stale_versions(rungs) -> set[tuple[str, str]]:
+    """(case, version) pins whose version is ingested while a newer one of the case is too."""
+    slugs = {r.case for r in rungs}
+    newest: dict[str, tuple] = {}
+    ingested = set()
+    for slug, version, at in CaseVersion.objects.filter(case__slug__in=slugs).values_list(
+        "case__slug", "version", "ingested_at"
+    ):
+        ingested.add((slug, version))
+        if slug not in newest or at > newest[slug][1]:
+            newest[slug] = (version, at)
+    return {
+        (r.case, r.version)
+        for r in rungs
+        if (r.case, r.version) in ingested and newest[r.case][0] != r.version
+    }
+
+
+def rung_json(rung: Rung, runs_per_cell: int, stale: set) -> dict:
+    return {
+        "id": rung.rung_id,
+        "case": rung.case,
+        "version": rung.version,
+        "variant": rung.variant,
+        "engine": rung.engine,
+        "runs": rung.runs,
+        "target": rung.runs or runs_per_cell,
+        "stale": (rung.case, rung.version) in stale,
+    }
+
+
+def head(ladder: Ladder) -> Head:
+    rungs = list(ladder.rungs.order_by("position"))
+    stale = stale_versions(rungs)
+    return Head(
+        ladder={"id": ladder.pk, "name": ladder.name, "status": NOT_RUN_YET},
+        rungs=[rung_json(r, ladder.runs_per_cell, stale) for r in rungs],
+    )
+
+
+def dispatch_of(ladder: Ladder) -> Dispatch | None:
+    try:
+        return ladder.dispatch
+    except Dispatch.DoesNotExist:
+        return None
+
+
+# Parts of a running dispatch --------------------------------------------------------------
+
+
+def standing_of(loaded: evidence.Loaded, *, running: bool) -> Standing:
+    return evaluate(
+        rungs=loaded.rungs,
+        climbers=loaded.inputs,
+        gate=loaded.gate,
+        evidence=loaded.evidence,
+        running=running,
+    )
+
+
+def climber_json(climber: ClimberStanding) -> dict:
+    current = next((s for s in climber.slots if s.rung == climber.current_rung), None)
+    return {
+        "key": climber.key,
+        "label": climber.label,
+        "status": climber.status,
+        "blockedReason": climber.blocked_reason,
+        "problem": climber.problem,
+        "attempts": climber.attempts,
+        "currentRung": climber.current_rung,
+        "cellKey": current.cell_key if current else None,
+        "tally": climber.tally.as_json() if climber.tally else None,
+        "slots": [
+            {
+                "rung": s.rung,
+                "status": s.status,
+                "cellKey": s.cell_key,
+                "tally": s.tally.as_json() if s.tally else None,
+            }
+            for s in climber.slots
+        ],
+    }
+
+
+def completed_runs(climber: ClimberStanding) -> list[list[int]]:
+    """The completed runs each of the climber's slots holds."""
+    return [[r.id for r in slot.runs if r.outcome == COMPLETED] for slot in climber.slots]
+
+
+def live_part(climber: ClimberStanding) -> Part:
+    slots = climber.slots
+    return Part(
+        key=climber.key,
+        body=climber_json(climber),
+        cells=frozenset(s.cell_key for s in slots if s.cell_key),
+        pinned=climber.cell is not None and not climber.pin_now,
+        status=climber.status,
+        slot_counts=Counter(s.status for s in slots),
+        total=sum(s.target for s in slots),
+        done=sum(s.done for s in slots),
+        launched=sum(s.launched for s in slots),
+        completed=frozenset(r for ids in completed_runs(climber) for r in ids),
+    )
+
+
+def live_parts(dispatch: Dispatch, *, only: set[str] | None = None) -> list[Part]:
+    """Parts of a running dispatch (or of an ended one with no final standing recorded), for
+    every climber or ``only`` those keys."""
+    [loaded] = evidence.load([dispatch], only=only)
+    standing = standing_of(loaded, running=dispatch.status == DispatchStatus.RUNNING)
+    return [live_part(c) for c in standing.climbers]
+
+
+# Parts of an ended dispatch ---------------------------------------------------------------
+
+
+def freeze(dispatch: Dispatch, standing: Standing) -> FinalStanding:
+    """Write the final standing of a dispatch that is ending (in the transaction that ends it);
+    ``standing`` was evaluated as ended, so its running, blocked and pending slots read
+    skipped."""
+    climbers = [
+        {
+            "body": climber_json(c),
+            "runs": [[r.id for r in slot.runs] for slot in c.slots],
+            "completed": completed_runs(c),
+        }
+        for c in standing.climbers
+    ]
+    final, _ = FinalStanding.objects.update_or_create(
+        dispatch=dispatch,
+        defaults={
+            "slot_counts": standing.slot_counts(),
+            "climbers": climbers,
+            "frozen_at": dispatch.ended_at,
+        },
+    )
+    return final
+
+
+def frozen_parts(dispatch: Dispatch, final: FinalStanding) -> list[Part]:
+    targets = {r["id"]: r["runs"] for r in dispatch.snapshot["rungs"]}
+    launched = evidence.launched_in_flight(dispatch)
+    parts = []
+    for climber in final.climbers:
+        body = climber["body"]
+        slots = body["slots"]
+        in_flight = [launched.get((s["rung"], s["cellKey"]), 0) for s in slots]
+        parts.append(
+            Part(
+                key=body["key"],
+                body=body,
+                cells=frozenset(s["cellKey"] for s in slots if s["cellKey"]),
+                pinned=True,
+                status=body["status"],
+                slot_counts=Counter(s["status"] for s in slots),
+                total=sum(targets[s["rung"]] for s in slots),
+                # Every slot of an ended dispatch is passed, failed or skipped: done in full
+                # once the jobs it launched for it finish.
+                done=sum(
+                    targets[s["rung"]] - min(n, targets[s["rung"]])
+                    for s, n in zip(slots, in_flight, strict=True)
+                ),
+                launched=sum(in_flight),
+                completed=frozenset(r for ids in climber["completed"] for r in ids),
+            )
+        )
+    return parts
+
+
+def final_of(dispatch: Dispatch) -> FinalStanding | None:
+    """The final standing of an ended dispatch (none for a dispatch ended before standings were
+    recorded: it is read from its evidence, as ended)."""
+    if dispatch.status == DispatchStatus.RUNNING:
+        return None
+    try:
+        return dispatch.final
+    except FinalStanding.DoesNotExist:
+        return None
+
+
+# Reviews and the figures ------------------------------------------------------------------
+
+
+def reviewed(ladder: Ladder, run_ids: Iterable[int]) -> set[int]:
+    """Which of these runs the ladder's owner or one of its reviewers reviewed."""
+    ids = list(run_ids)
+    if not ids:
+        return set()
+    readers = Q(reviewer=ladder.owner_id) | Q(reviewer__in=ladder.reviewers.values("pk"))
+    return set(
+        Review.objects.filter(readers, run_id__in=ids).values_list("run_id", flat=True).distinct()
+    )
+
+
+def count_unreviewed(ladder: Ladder, parts: list[Part]) -> None:
+    done = reviewed(ladder, {r for p in parts for r in p.completed})
+    for part in parts:
+        part.unreviewed = len(part.completed - done)
+
+
+def under_way(ladder_id: int) -> int:
+    """Jobs this ladder's dispatches launched that are dispatched, starting or running: what
+    Stop and cancel running would add to a plain Stop."""
+    return Job.objects.filter(
+        origin__startswith=f"ladder:{ladder_id}/", status__in=UNDER_WAY
+    ).count()
+
+
+def status_of(dispatch: Dispatch | None, parts: list[Part]) -> str:
+    """The ladder's status word; Needs attention is derived whenever it is reported."""
+    if dispatch is None:
+        return NOT_RUN_YET
+    if dispatch.status == DispatchStatus.RUNNING:
+        launched = sum(p.launched for p in parts)
+        statuses = {p.status for p in parts}
+        if launched == 0 and RUNNING not in statuses and BLOCKED in statuses:
+            return NEEDS_ATTENTION
+    return dispatch.status
+
+
+def figures(dispatch: Dispatch, parts: list[Part], *, runs_under_way: int) -> dict:
+    snapshot = dispatch.snapshot
+    counts = dict.fromkeys(SLOT_STATUSES, 0)
+    for part in parts:
+        for status, n in part.slot_counts.items():
+            counts[status] += n
+    status = status_of(dispatch, parts)
+    return {
+        "id": dispatch.dispatch_id,
+        "status": status,
+        "startedAt": dispatch.started_at,
+        "endedAt": dispatch.ended_at,
+        "gate": snapshot["gate"],
+        "outerAxis": snapshot["outerAxis"],
+        "runsInFlightLimit": snapshot["runsInFlightLimit"],
+        "retryCount": snapshot["retryCount"],
+        "rungs": snapshot["rungs"],
+        "slotCounts": counts,
+        "runs": {
+            "total": sum(p.total for p in parts),
+            "done": sum(p.done for p in parts),
+            "inFlight": sum(p.launched for p in parts),
+        },
+        "runsUnreviewed": sum(p.unreviewed for p in parts),
+        "runsUnderWay": runs_under_way,
+    }
+
+
+def parts_of(ladder: Ladder, dispatch: Dispatch, *, only: set[str] | None = None) -> list[Part]:
+    """The dispatch's parts with their unreviewed counts: from its final standing once it has
+    ended, else from its evidence."""
+    final = final_of(dispatch)
+    parts = frozen_parts(dispatch, final) if final else live_parts(dispatch, only=only)
+    if only is not None and final:
+        parts = [p for p in parts if p.key in only]
+    count_unreviewed(ladder, parts)
+    return parts
+
+
+def body(head: Head, dispatch: Dispatch | None, parts: list[Part], *, runs_under_way: int):
+    """Progress as GET /ladders/{id}/progress reports it."""
+    ladder = dict(head.ladder)
+    result = {"ladder": ladder, "rungs": head.rungs, "dispatch": None, "climbers": []}
+    if dispatch is None:
+        return result
+    result["dispatch"] = figures(dispatch, parts, runs_under_way=runs_under_way)
+    ladder["status"] = result["dispatch"]["status"]
+    result["climbers"] = [p.body for p in parts]
+    return result
+
+
+def compute(ladder: Ladder) -> dict:
+    """The ladder's progress, computed afresh."""
+    dispatch = dispatch_of(ladder)
+    parts = parts_of(ladder, dispatch) if dispatch else []
+    return body(head(ladder), dispatch, parts, runs_under_way=under_way(ladder.pk))

@@ -1,0 +1,211 @@
+"""SPEC §5, "Read-your-writes": a progress, summary or queue read that begins after a write
+commits reflects it, on every web process; a board shared between viewers is keyed by a version
+of the data it was computed from, never by its age alone. And HTTP caching done the standard way:
+progress answers an ``ETag`` of that version, ``If-None-Match`` with it answers 304, and
+``?since=<version>`` answers only the climbers changed since then.
+
+Every test here commits its writes (``transaction=True``), as requests do, and reads through the
+API as a REST client would, with the board shared between reads."""
+
+import pytest
+from django.utils import timezone
+
+from ladders import services
+from loopweb.runs import services as run_services
+from loopweb.runs.models import CaseVersion
+from tests.ladders.builders import (
+    BROKEN,
+    PERFECT,
+    claim_all,
+    climbers,
+    make_ladder,
+    push,
+    queued,
+    versions,
+    work,
+)
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+def progress(api, ladder, **headers):
+    response = api.get(f"/api/ladders/{ladder.pk}/progress", **headers)
+    assert response.status_code in (200, 304), response.content
+    return response
+
+
+def body(api, ladder) -> dict:
+    return progress(api, ladder).json()
+
+
+def started(owner, n_climbers=2, n_rungs=2, **overrides):
+    ladder = make_ladder(owner, versions(n_rungs), climbers(n_climbers), **overrides)
+    services.start_dispatch(ladder=ladder)
+    return ladder
+
+
+def test_a_push_is_seen_by_the_next_read(owner, owner_api, driver):
+    ladder = started(owner)
+    before = body(owner_api, ladder)
+    assert before["climbers"][0]["tally"]["counted"] == 0
+    job, _ = claim_all(driver)
+
+    push(driver, job, record=PERFECT)
+
+    after = body(owner_api, ladder)
+    assert after["climbers"][0]["slots"][0]["tally"]["counted"] == 1
+    assert after["climbers"][0]["slots"][0]["status"] == "passed"
+
+
+def test_a_re_push_is_seen_by_the_next_read(owner, owner_api, driver):
+    ladder = started(owner, n_climbers=1, n_rungs=1, runsPerCell=2)
+    first, _ = claim_all(driver)
+    run = push(driver, first, record=PERFECT)
+    assert body(owner_api, ladder)["climbers"][0]["tally"]["passing"] == 1
+
+    run_services.repush_run(
+        run=run, outcome="completed", record=BROKEN, finished_at=run.finished_at
+    )
+
+    assert body(owner_api, ladder)["climbers"][0]["tally"]["passing"] == 0
+
+
+def test_a_review_is_seen_by_the_next_read(owner, owner_api, driver, run_tasks):
+    ladder = started(owner, n_climbers=1, n_rungs=1)
+    [run] = work(driver, run_tasks, PERFECT)
+    assert body(owner_api, ladder)["dispatch"]["runsUnreviewed"] == 1
+
+    reviewed = owner_api.post(
+        f"/api/runs/{run.pk}/reviews", {"aestheticRating": 4, "writeup": "ok"}, format="json"
+    )
+    assert reviewed.status_code == 201, reviewed.json()
+
+    assert body(owner_api, ladder)["dispatch"]["runsUnreviewed"] == 0
+    assert owner_api.get(f"/api/ladders/{ladder.pk}/queue").json()["count"] == 0
+
+
+def test_a_jobs_status_change_is_seen_by_the_next_read(owner, owner_api, driver):
+    ladder = started(owner)
+    assert body(owner_api, ladder)["dispatch"]["runsUnderWay"] == 0
+    job, _ = claim_all(driver)
+
+    run_services.report_status(job_id=job.pk, driver=driver, status="dispatched")
+
+    assert body(owner_api, ladder)["dispatch"]["runsUnderWay"] == 1
+
+
+def test_a_jobs_end_is_seen_by_the_next_read(owner, owner_api, driver):
+    ladder = started(owner, retryCount=0)
+    assert body(owner_api, ladder)["dispatch"]["runs"]["inFlight"] == 2
+    job, _ = claim_all(driver)
+
+    run_services.fail_job(job_id=job.pk, driver=driver, failure="infrastructure")
+
+    after = body(owner_api, ladder)
+    assert after["dispatch"]["runs"]["inFlight"] == 1
+    assert (after["climbers"][0]["status"], after["climbers"][0]["blockedReason"]) == (
+        "blocked",
+        "failing",
+    )
+
+
+def test_stop_and_cancel_running_is_seen_by_the_next_read(owner, owner_api, driver):
+    ladder = started(owner)
+    assert body(owner_api, ladder)["dispatch"]["runs"]["inFlight"] == 2
+    job, _ = claim_all(driver)
+    run_services.report_status(job_id=job.pk, driver=driver, status="running")
+
+    stopped = owner_api.post(
+        f"/api/ladders/{ladder.pk}/stop", {"cancelRunning": True}, format="json"
+    )
+    assert stopped.json() == {"cancelled": 2}
+
+    after = body(owner_api, ladder)
+    assert after["dispatch"]["status"] == "stopped"
+    assert after["dispatch"]["runs"]["inFlight"] == 0
+
+
+def test_a_catalog_change_is_seen_by_the_next_read(owner, owner_api):
+    ladder = started(owner, n_climbers=1, n_rungs=1)
+    assert body(owner_api, ladder)["rungs"][0]["stale"] is False
+    old = CaseVersion.objects.get(case__slug="step-1")
+    CaseVersion.objects.create(
+        case=old.case, version="2", checklist=old.checklist, ingested_at=timezone.now()
+    )
+
+    assert body(owner_api, ladder)["rungs"][0]["stale"] is True
+
+
+def test_an_edit_is_seen_by_the_next_read(owner, owner_api):
+    ladder = started(owner, n_climbers=1, n_rungs=1)
+    assert body(owner_api, ladder)["ladder"]["name"] == "climb"
+    config = owner_api.get(f"/api/ladders/{ladder.pk}/").json()
+
+    edited = owner_api.put(
+        f"/api/ladders/{ladder.pk}/", {**config, "name": "renamed"}, format="json"
+    )
+    assert edited.status_code == 200, edited.json()
+
+    assert body(owner_api, ladder)["ladder"]["name"] == "renamed"
+
+
+def test_a_pass_run_by_the_worker_is_seen_by_the_next_read(owner, owner_api, driver, run_tasks):
+    ladder = started(owner, n_climbers=1, n_rungs=2)
+    [job] = claim_all(driver)
+    push(driver, job, record=PERFECT)
+    assert body(owner_api, ladder)["climbers"][0]["tally"]["inFlight"] == 0
+    assert len(queued(ladder)) == 0
+
+    run_tasks()  # the pass the push enqueued launches rung 2
+
+    assert body(owner_api, ladder)["climbers"][0]["tally"]["inFlight"] == 1
+
+
+# HTTP caching ----------------------------------------------------------------------------------
+
+
+def test_progress_answers_an_etag_and_304_while_nothing_changed(owner, owner_api, driver):
+    ladder = started(owner)
+    first = progress(owner_api, ladder)
+    tag = first.headers["ETag"]
+    assert tag.startswith('"') and tag.endswith('"')
+
+    again = progress(owner_api, ladder, HTTP_IF_NONE_MATCH=tag)
+    assert again.status_code == 304
+    assert again.content == b""
+    assert again.headers["ETag"] == tag
+
+    job, _ = claim_all(driver)
+    push(driver, job, record=PERFECT)
+    changed = progress(owner_api, ladder, HTTP_IF_NONE_MATCH=tag)
+    assert changed.status_code == 200
+    assert changed.headers["ETag"] != tag
+    assert changed.json()["climbers"][0]["slots"][0]["tally"]["counted"] == 1
+
+
+def test_since_answers_only_the_climbers_changed_since_that_version(owner, owner_api, driver):
+    ladder = started(owner, n_climbers=3)
+    first = progress(owner_api, ladder)
+    version = first.headers["ETag"].strip('"')
+    assert first.json()["version"] == version
+    jobs = claim_all(driver)
+
+    push(driver, jobs[1], record=PERFECT)
+
+    since = owner_api.get(f"/api/ladders/{ladder.pk}/progress?since={version}")
+    assert since.status_code == 200
+    delta = since.json()
+    assert delta["since"] == version
+    assert [c["key"] for c in delta["climbers"]] == [first.json()["climbers"][1]["key"]]
+    assert delta["climbers"][0]["slots"][0]["tally"]["counted"] == 1
+    assert delta["dispatch"]["runs"]["done"] == 1
+    # Nothing changed since the answer's own version: no climber at all.
+    again = owner_api.get(f"/api/ladders/{ladder.pk}/progress?since={delta['version']}")
+    assert again.json()["climbers"] == []
+
+
+def test_since_an_unknown_version_answers_the_whole_board(owner, owner_api):
+    ladder = started(owner, n_climbers=2)
+    whole = owner_api.get(f"/api/ladders/{ladder.pk}/progress?since=nonsense").json()
+    assert whole["since"] is None
+    assert len(whole["climbers"]) == 2
