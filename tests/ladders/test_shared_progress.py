@@ -1,0 +1,227 @@
+"""Progress shared by a ladder's viewers (``ladders.shared_progress``): a board is computed once
+per change, not once per viewer; a change to some cells recomputes only the climbers holding
+them; and a shared board is always the board computed afresh. The seed's "Progress is a read"
+still holds: sharing only decides how much of the read is made again."""
+
+import random
+import threading
+
+import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+from django.utils import timezone
+
+from ladders import progress, services, shared_progress
+from ladders.models import Ladder
+from loopweb.runs import changes
+from loopweb.runs import services as run_services
+from loopweb.runs.models import Change, Job, Run
+from tests.ladders.builders import (
+    BROKEN,
+    PERFECT,
+    claim_all,
+    climbers,
+    make_ladder,
+    outside,
+    push,
+    versions,
+)
+from tests.tasks import run_queued_tasks
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+class Spy:
+    """Counts the computations of climbers' parts: all of them (``only`` None) or some."""
+
+    def __init__(self, monkeypatch):
+        self.calls: list[set[str] | None] = []
+        self.real = progress.parts_of
+        self.hold: threading.Event | None = None
+        self.started = threading.Event()
+        monkeypatch.setattr(progress, "parts_of", self)
+
+    def __call__(self, ladder, dispatch, *, only=None):
+        self.calls.append(only)
+        parts = self.real(ladder, dispatch, only=only)
+        if self.hold is not None:  # computed, but held before it is handed back
+            hold, self.hold = self.hold, None
+            self.started.set()
+            assert hold.wait(timeout=10)
+        return parts
+
+    @property
+    def full(self) -> int:
+        return sum(1 for only in self.calls if only is None)
+
+
+@pytest.fixture
+def spy(monkeypatch):
+    return Spy(monkeypatch)
+
+
+def started(owner, n_climbers=3, n_rungs=2, **overrides) -> Ladder:
+    ladder = make_ladder(owner, versions(n_rungs), climbers(n_climbers), **overrides)
+    services.start_dispatch(ladder=ladder)
+    return ladder
+
+
+def fresh(ladder) -> Ladder:
+    return Ladder.objects.get(pk=ladder.pk)
+
+
+def without_version(body: dict) -> dict:
+    return {k: v for k, v in body.items() if k != "version"}
+
+
+def test_viewers_of_an_unchanged_board_share_one_computation(owner, spy):
+    ladder = started(owner)
+    first = shared_progress.read(fresh(ladder))
+    second = shared_progress.read(fresh(ladder))
+    assert spy.full == 1
+    assert second.version == first.version
+    assert second.encoded == first.encoded
+
+
+def test_reading_an_unchanged_board_costs_one_query(owner, django_assert_num_queries):
+    ladder = started(owner)
+    shared_progress.read(fresh(ladder))
+    ladder = fresh(ladder)
+    # SELECT the watermark, the pruning horizon, the jobs under way and the changes since.
+    with django_assert_num_queries(1):
+        shared_progress.read(ladder)
+
+
+def test_twenty_viewers_at_once_cost_one_computation(owner, spy):
+    ladder = started(owner)
+    boards, errors = [], []
+
+    def view():
+        try:
+            boards.append(shared_progress.read(fresh(ladder)))
+        except Exception as exc:  # pragma: no cover - reported below
+            errors.append(exc)
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=view) for _ in range(20)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=30)
+    assert errors == []
+    assert len(boards) == 20
+    assert spy.full == 1
+    assert len({board.version for board in boards}) == 1
+
+
+def test_a_push_recomputes_only_the_climbers_holding_its_cell(owner, driver, spy):
+    ladder = started(owner, n_climbers=3)
+    shared_progress.read(fresh(ladder))
+    jobs = claim_all(driver)
+
+    push(driver, jobs[1], record=PERFECT)
+    board = shared_progress.read(fresh(ladder))
+
+    assert spy.calls == [None, {board.parts[1].key}]
+    assert board.body["climbers"][1]["slots"][0]["status"] == "passed"
+    assert without_version(board.body) == progress.compute(fresh(ladder))
+
+
+def test_a_reader_that_waits_for_another_readers_computation_still_sees_its_own_write(
+    owner, driver, spy
+):
+    """One viewer per process computes while the others wait; a viewer whose request began
+    after a write committed is never handed a board computed before that write."""
+    ladder = started(owner, n_climbers=2)
+    shared_progress.read(fresh(ladder))
+    [job, _] = claim_all(driver)
+    run_services.report_status(job_id=job.pk, driver=driver, status="running")
+    hold = spy.hold = threading.Event()
+    boards: dict[str, object] = {}
+
+    def viewer(name):
+        try:
+            boards[name] = shared_progress.read(fresh(ladder))
+        finally:
+            connection.close()
+
+    early = threading.Thread(target=viewer, args=("early",))
+    early.start()
+    assert spy.started.wait(timeout=10)  # computed from before the push, not handed back yet
+    push(driver, job, record=PERFECT)
+    late = threading.Thread(target=viewer, args=("late",))  # begins after the push committed
+    late.start()
+    hold.set()
+    early.join(timeout=30)
+    late.join(timeout=30)
+
+    assert boards["early"].body["climbers"][0]["slots"][0]["status"] == "running"
+    assert boards["late"].body["climbers"][0]["slots"][0]["status"] == "passed"
+
+
+def test_a_board_older_than_the_pruned_changes_is_computed_afresh(owner, driver, spy):
+    ladder = started(owner)
+    shared_progress.read(fresh(ladder))
+    [job, *_] = claim_all(driver)
+    push(driver, job, record=PERFECT)
+    Change.objects.update(at=timezone.now() - timezone.timedelta(hours=1))
+
+    assert changes.prune() > 0
+    board = shared_progress.read(fresh(ladder))
+
+    assert spy.full == 2
+    assert without_version(board.body) == progress.compute(fresh(ladder))
+
+
+def test_a_shared_read_only_reads(owner, driver):
+    ladder = started(owner)
+    shared_progress.read(fresh(ladder))
+    [job, *_] = claim_all(driver)
+    push(driver, job, record=PERFECT)
+    with CaptureQueriesContext(connection) as queries:
+        board = shared_progress.read(fresh(ladder))
+    assert all(q["sql"].lstrip().upper().startswith("SELECT") for q in queries.captured_queries)
+    assert board.body["climbers"][0]["slots"][0]["status"] == "passed"  # decided live
+    assert all(c.verdicts == {} for c in fresh(ladder).dispatch.climbers.all())
+
+
+OPERATIONS = ("push", "push broken", "fail", "cancel", "outside", "review", "pass", "status")
+
+
+def test_a_board_kept_up_to_date_is_the_board_computed_afresh(owner, driver, spy):
+    """Whatever lands, in whatever order, the shared board equals a fresh computation."""
+    rng = random.Random(20261201)
+    steps = versions(3)
+    combos = climbers(4)
+    ladder = make_ladder(owner, steps, combos, runsPerCell=2, retryCount=1)
+    services.start_dispatch(ladder=ladder)
+    for step in range(60):
+        operation = rng.choice(OPERATIONS)
+        jobs = list(Job.objects.filter(status__in=["queued", "pending"]).order_by("id"))
+        if operation.startswith("push") and jobs:
+            claim_all(driver)
+            record = BROKEN if operation == "push broken" else PERFECT
+            push(driver, rng.choice(jobs), record=record)
+        elif operation == "fail" and jobs:
+            claim_all(driver)
+            run_services.fail_job(job_id=rng.choice(jobs).pk, driver=driver, failure="hung")
+        elif operation == "cancel" and jobs:
+            run_services.cancel_job(job=rng.choice(jobs))
+        elif operation == "outside":
+            outside(driver, rng.choice(steps), rng.choice(combos), rng.choice([PERFECT, BROKEN]))
+        elif operation == "review":
+            unreviewed = list(Run.objects.filter(reviews__isnull=True, outcome="completed"))
+            if unreviewed:
+                run_services.review_run(
+                    run=rng.choice(unreviewed), reviewer=owner, aesthetic_rating=3, writeup=""
+                )
+        elif operation == "status" and jobs:
+            claim_all(driver)
+            run_services.report_status(job_id=jobs[0].pk, driver=driver, status="running")
+        else:
+            run_queued_tasks()
+        shared = shared_progress.read(fresh(ladder))
+        assert without_version(shared.body) == progress.compute(fresh(ladder)), (step, operation)
+    partial = len(spy.calls) - spy.full
+    assert partial > 10, spy.calls  # most steps recomputed only some climbers
