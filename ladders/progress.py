@@ -57,6 +57,8 @@ class Part:
     completed: frozenset[int]  # completed runs its slots hold
     unreviewed: int = 0
     encoded: bytes = field(default=b"", repr=False)
+    # What this process's readers derive from the part (a console row), made once per part.
+    memo: dict = field(default_factory=dict, repr=False, compare=False)
 
     def __post_init__(self):
         if not self.encoded:

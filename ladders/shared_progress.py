@@ -101,13 +101,20 @@ class Board:
         return sorted({i for key in changed for i in self.by_cell.get(key, ())})
 
 
+#: How many of a board's recent versions a process remembers the seen changes of.
+VERSIONS_KEPT = 16
+
+
 class _Slot:
-    __slots__ = ("board", "lock", "read_at")
+    __slots__ = ("board", "lock", "read_at", "seen_at")
 
     def __init__(self):
         self.lock = threading.Lock()  # held by the one viewer bringing the board up to date
         self.board: Board | None = None
         self.read_at = 0.0
+        # Version -> the changes at or above its watermark that its board reflected: a client
+        # following that version is sent exactly what it has not seen.
+        self.seen_at: dict[str, frozenset[int]] = {}
 
 
 _slots: dict[int, _Slot] = {}
@@ -301,7 +308,9 @@ def read(ladder: Ladder) -> Board:
 
 
 def _rewatermarked(board: Board, look: Look) -> Board:
-    new = Board(
+    """The same board, looked at again later: its watermark moves on (so the next look reads
+    fewer changes); its version, which still names what it shows, stays."""
+    return Board(
         ladder_id=board.ladder_id,
         dispatch=board.dispatch,
         final=board.final,
@@ -310,47 +319,56 @@ def _rewatermarked(board: Board, look: Look) -> Board:
         watermark=look.watermark,
         seen=_seen(look),
         under_way=board.under_way,
+        figures=board.figures,
+        version=board.version,
+        encoded=board.encoded,
         by_cell=board.by_cell,
+        _gzipped=board._gzipped,
     )
-    _finish(new)
-    return new
 
 
 def _keep(slot: _Slot, board: Board) -> None:
     with _slots_lock:
         slot.board = board
+        if board.version not in slot.seen_at:
+            slot.seen_at[board.version] = board.seen
+            while len(slot.seen_at) > VERSIONS_KEPT:
+                del slot.seen_at[next(iter(slot.seen_at))]
         now = _now()
         for other in _slots.values():
             if other is not slot and other.board is not None and now - other.read_at > UNREAD_FOR:
                 other.board = None
 
 
+def changed_since(ladder: Ladder, board: Board, version: str | None) -> list[int] | None:
+    """Indexes of the board's climbers that changed since ``version``; None when that version
+    cannot be followed (another dispatch, a changed configuration or catalog, or too old)."""
+    parsed = _parse(version)
+    if parsed is None:
+        return None
+    watermark = parsed[0]
+    look = _look(ladder.pk, watermark)
+    # Changes this process knows the version's board reflected are not sent again; of a version
+    # another process made, every change at or above its watermark is.
+    seen = _slot(ladder.pk).seen_at.get(version.strip().strip('"'), frozenset())
+    changed = look.keys(besides=seen)
+    if changed & set(board.keys()) or watermark < look.horizon:
+        return None
+    if board.final is not None:
+        return []  # an ended dispatch's climbers never change
+    return board.affected(changed)
+
+
 def since(ladder: Ladder, board: Board, version: str | None) -> dict:
     """The board with only the climbers changed since ``version`` (plus the ladder, its rungs and
     the dispatch's figures); the whole board, with ``since`` null, when that version cannot be
-    followed (another dispatch, a changed configuration or catalog, or too old)."""
-    body = {
-        "ladder": {**board.head.ladder, "status": board.figures["status"]}
-        if board.figures
-        else board.head.ladder,
-        "rungs": board.head.rungs,
-        "dispatch": board.figures,
-        "climbers": [],
-        "version": board.version,
-        "since": None,
-    }
-    parsed = _parse(version)
-    if parsed is not None:
-        watermark = parsed[0]
-        look = _look(ladder.pk, watermark)
-        changed = look.keys()
-        if not (changed & set(board.keys())) and watermark >= look.horizon:
-            body["since"] = version.strip().strip('"')
-            if board.final is None:
-                body["climbers"] = [board.parts[i].body for i in board.affected(changed)]
-            return body
-    body["climbers"] = [part.body for part in board.parts]
-    return body
+    followed."""
+    body = board.body
+    indexes = changed_since(ladder, board, version)
+    if indexes is None:
+        return {**body, "since": None}
+    climbers = [board.parts[i].body for i in indexes]
+    return {**body, "climbers": climbers, "since": version.strip().strip('"')}
 
 
 def reset() -> None:

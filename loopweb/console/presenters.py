@@ -7,7 +7,7 @@ out as a board.
 
 import hashlib
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 STATUS_LABELS = {
     "notRunYet": "Not run yet",
@@ -119,26 +119,6 @@ def tally_items(tally: dict | None) -> list[tuple[str, str]]:
 
 
 @dataclass
-class Cell:
-    id: str
-    status: str
-    symbol: str
-    rung_number: int
-    current: bool
-    tally: list[tuple[str, str]] = field(default_factory=list)
-
-
-@dataclass
-class ClimberRow:
-    index: int
-    key: str
-    label: str
-    status: str
-    status_text: str
-    cells: list[Cell]
-
-
-@dataclass
 class Blocked:
     index: int
     key: str
@@ -150,6 +130,14 @@ class Blocked:
     problem: str | None
     attempts: int | None
     retryable: bool
+
+
+def shown_status(climber: dict, live: bool) -> str:
+    """The status a climber's row is drawn in: an ended dispatch's running or blocked climber is
+    drawn stopped."""
+    if live or climber["status"] in ("completed", "failed"):
+        return climber["status"]
+    return "stopped"
 
 
 def climber_status_text(climber: dict, numbers: dict[str, int], live: bool = True) -> str:
@@ -207,8 +195,8 @@ def board(progress: dict, *, titles: dict[str, str], config: dict) -> dict:
         "climb_order": climb_order_text(settings["outerAxis"]),
         "limit": limit,
         "retries": retry_text(settings["retryCount"]),
-        "climbers": [],
         "blocked": [],
+        "numbers": numbers,
         "bar": None,
         "slot_counts": [],
     }
@@ -221,28 +209,6 @@ def board(progress: dict, *, titles: dict[str, str], config: dict) -> dict:
         for s, m in SLOT_MEANINGS.items()
     ]
     for ci, climber in enumerate(progress["climbers"]):
-        cells = []
-        for ri, slot in enumerate(climber["slots"]):
-            reading = slot["rung"] == climber["currentRung"]
-            tally = climber["tally"] if reading else slot.get("tally")
-            current = reading and slot["status"] in ("running", "blocked")
-            cells.append(
-                Cell(
-                    id=f"slot-{ci}-{ri}",
-                    status=slot["status"],
-                    symbol=SLOT_SYMBOLS.get(slot["status"], "?"),
-                    rung_number=ri + 1,
-                    current=current,
-                    tally=tally_items(tally),
-                )
-            )
-        text = climber_status_text(climber, numbers, view["live"])
-        shown = climber["status"] if view["live"] else "stopped"
-        if climber["status"] in ("completed", "failed"):
-            shown = climber["status"]
-        view["climbers"].append(
-            ClimberRow(ci, climber["key"], climber["label"], shown, text, cells)
-        )
         reason = climber.get("blockedReason")
         if climber["status"] == "blocked" and reason:
             cause, fix = BLOCKED_REASONS.get(reason, (reason, "Stop"))
@@ -251,7 +217,7 @@ def board(progress: dict, *, titles: dict[str, str], config: dict) -> dict:
                     index=ci,
                     key=climber["key"],
                     label=climber["label"],
-                    status_text=text,
+                    status_text=climber_status_text(climber, numbers, view["live"]),
                     reason=reason,
                     cause=cause,
                     fix=fix,

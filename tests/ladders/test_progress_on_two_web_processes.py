@@ -33,9 +33,7 @@ def free_port() -> int:
 
 def database_url() -> str:
     db = connection.settings_dict
-    return (
-        f"postgres://{db['USER']}@{db['HOST'] or '127.0.0.1'}:{db['PORT'] or 5432}/{db['NAME']}"
-    )
+    return f"postgres://{db['USER']}@{db['HOST'] or '127.0.0.1'}:{db['PORT'] or 5432}/{db['NAME']}"
 
 
 class Server:

@@ -225,3 +225,26 @@ def test_a_board_kept_up_to_date_is_the_board_computed_afresh(owner, driver, spy
         assert without_version(shared.body) == progress.compute(fresh(ladder)), (step, operation)
     partial = len(spy.calls) - spy.full
     assert partial > 10, spy.calls  # most steps recomputed only some climbers
+
+
+def test_a_board_looked_at_again_keeps_its_version_while_nothing_changed(owner):
+    """A transaction running elsewhere holds the watermark back; once it ends the watermark
+    moves on, but the board, and the version naming it, stay."""
+    if connection.vendor != "postgresql":
+        pytest.skip("transaction ids are PostgreSQL's")
+    import psycopg
+
+    ladder = started(owner)
+    db = connection.settings_dict
+    with psycopg.connect(
+        dbname=db["NAME"], user=db["USER"], host=db["HOST"] or "127.0.0.1", port=db["PORT"] or 5432
+    ) as elsewhere:
+        elsewhere.execute("SELECT pg_current_xact_id()")  # a transaction with an id, left open
+        first = shared_progress.read(fresh(ladder))
+        elsewhere.rollback()
+
+    again = shared_progress.read(fresh(ladder))
+
+    assert again.watermark > first.watermark
+    assert again.version == first.version
+    assert again.encoded is first.encoded

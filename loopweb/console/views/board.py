@@ -11,11 +11,12 @@ from django.contrib import messages
 from django.core.exceptions import ValidationError
 from django.http import HttpResponse
 from django.shortcuts import redirect, render
+from django.utils.safestring import mark_safe
 from django.views.decorators.http import require_http_methods, require_POST, require_safe
 
 from ladders import services, shared_progress
 from ladders.models import Dispatch, DispatchStatus
-from loopweb.console import presenters, queries
+from loopweb.console import grid, presenters, queries
 from loopweb.console.access import can_control, controlled_ladder, signed_in, viewable_ladder
 from loopweb.console.presenters import plural
 from loopweb.console.views.messages import report_invalid
@@ -26,9 +27,9 @@ def poll_ms() -> int:
     return int(getattr(settings, "LOOPWEB_BOARD_POLL_MS", 2000))
 
 
-def board_context(request, ladder) -> dict:
-    shared = shared_progress.read(ladder)
-    progress = shared.body
+def board_context(request, ladder, board=None) -> dict:
+    board = board or shared_progress.read(ladder)
+    progress = board.body
     dispatch = progress["dispatch"]
     slugs = {r["case"] for r in progress["rungs"]}
     if dispatch:
@@ -47,33 +48,53 @@ def board_context(request, ladder) -> dict:
             config["accountLimit"] = queries.account_limit(ladder.owner_id)
         declared = queries.declared_climbers(ladder)
     control = can_control(request.user, ladder)
+    b = presenters.board(progress, titles=titles, config=config)
+    # What the page shows besides the board's progress: its version names both.
+    extra = presenters.version_of(control, config, declared)
     return {
         "ladder": ladder,
-        "b": presenters.board(progress, titles=titles, config=config),
+        "board": board,
+        "b": b,
         "control": control,
         "declared": declared,
-        "version": presenters.version_of(shared.version, control, config, declared),
+        "extra": extra,
+        "version": f"{board.version}~{extra}",
         "poll_ms": poll_ms(),
     }
+
+
+def with_rows(context: dict, only=None, oob=False) -> dict:
+    b = context["b"]
+    rows = grid.rows_html(context["board"].parts, b["numbers"], live=b["live"], only=only, oob=oob)
+    return {**context, "rows": mark_safe(rows)}  # noqa: S308 - built from escaped parts
 
 
 @signed_in
 @require_safe
 def board(request, pk: int):
     ladder = viewable_ladder(request.user, pk)
-    return render(request, "console/board.html", board_context(request, ladder))
+    return render(request, "console/board.html", with_rows(board_context(request, ladder)))
 
 
 @signed_in
 @require_safe
 def board_refresh(request, pk: int):
-    """The board alone, for its own polling. Answers 204 when nothing changed since the
-    version the page holds, so an unchanged board is not swapped under the reader's focus."""
+    """What changed on the board since the version the page holds, for its own polling: 204 when
+    nothing did (so an unchanged board is not swapped under the reader's focus); the rows of the
+    climbers that changed and the figures, swapped in place, when the version can be followed;
+    else the whole board."""
     ladder = viewable_ladder(request.user, pk)
     context = board_context(request, ladder)
-    if request.GET.get("v") == context["version"]:
+    held = request.GET.get("v", "")
+    if held == context["version"]:
         return HttpResponse(status=204)
-    return render(request, "console/_board.html", context)
+    progress_version, _, extra = held.partition("~")
+    if extra == context["extra"]:
+        changed = shared_progress.changed_since(ladder, context["board"], progress_version)
+        if changed is not None:
+            delta = with_rows(context, only=changed, oob=True)
+            return render(request, "console/_board_delta.html", delta)
+    return render(request, "console/_board.html", {**with_rows(context), "oob": True})
 
 
 @signed_in

@@ -79,7 +79,7 @@ def test_an_owner_creates_a_ladder_runs_it_and_the_board_follows_the_driver(
     work(driver, run_queued_tasks, PERFECT)
     expect(status).to_have_text("Finished")
     expect(page.locator("#runs-done")).to_have_text("4 of 4 runs done")
-    expect(page.locator("#board")).not_to_have_attribute("hx-trigger", re.compile(".*"))
+    expect(page.locator("#board-poll")).not_to_have_attribute("hx-trigger", re.compile(".*"))
     expect(page.get_by_role("button", name="Run", exact=True)).to_be_enabled()
     assert page.evaluate("window.sameDocument") is True  # updated without a reload
     shot(page, "03-board-finished")
