@@ -1,5 +1,6 @@
 """How ladders follow the run substrate: every subscriber only locks or enqueues."""
 
+from django.db import connection
 from django.db.models import Q
 
 from ladders.models import Dispatch, DispatchCell, DispatchClimber, DispatchStatus
@@ -20,16 +21,19 @@ def ladder_id_of(origin: str) -> int | None:
 
 
 def lock_dispatch_of_origin(sender, origin: str, **kwargs) -> None:
-    """Before a ladder's job is ended, take its dispatch's lock: a retry enqueued now is then
-    ordered strictly before or after a Stop's sweep, never beside it."""
+    """Before a ladder's job is ended, share its dispatch's row: a retry enqueued now is then
+    ordered strictly before or after a Stop's sweep (which holds the row exclusively), never
+    beside it. Pushes and launch passes do not hold the row against each other, so the drivers
+    of one busy dispatch never queue on it."""
     ladder_id = ladder_id_of(origin)
-    if ladder_id is not None:
+    if ladder_id is not None and connection.vendor == "postgresql":
         # Dispatch before job: the same order Stop and the launch pass take their locks in.
-        list(
-            Dispatch.objects.select_for_update(no_key=True)
-            .filter(ladder_id=ladder_id)
-            .values_list("pk", flat=True)
-        )
+        with connection.cursor() as cursor:
+            cursor.execute(
+                f"SELECT id FROM {Dispatch._meta.db_table} WHERE ladder_id = %s"  # noqa: S608
+                " FOR KEY SHARE",
+                [ladder_id],
+            )
 
 
 def cancel_retry_of_stopped_dispatch(sender, retry, **kwargs) -> None:
@@ -51,19 +55,34 @@ def cancel_retry_of_stopped_dispatch(sender, retry, **kwargs) -> None:
 
 
 def _slot_decided_early(retry, dispatch_id: str) -> bool:
-    """With earlyStop, a slot decided while an attempt was under way needs no retry of it."""
+    """With earlyStop, a slot decided while an attempt was under way needs no retry of it.
+
+    The climber's row is read under a lock: a pass recording the decision at this moment
+    has written it (and this waits for that pass to commit, then sees the verdict), or will wait
+    for this push to commit before it cancels the slot's queued jobs, this retry among them."""
     rung_id = retry.origin.rsplit("/", 1)[-1]
     combination_key = retry.cell_key.split("::", 1)[-1]
     dispatch = Dispatch.objects.filter(dispatch_id=dispatch_id).only("snapshot").first()
     if dispatch is None or not dispatch.snapshot["gate"].get("earlyStop"):
         return False
-    for cell, verdicts in DispatchClimber.objects.filter(dispatch=dispatch).values_list(
-        "cell", "verdicts"
-    ):
-        if cell and rung_id in (verdicts or {}):
-            if CombinationCell.from_json(cell).key == combination_key:
-                return True
-    return False
+    climbers = DispatchClimber.objects.filter(dispatch=dispatch).values_list("pk", "cell")
+    holder = next(
+        (
+            pk
+            for pk, cell in climbers
+            if cell and CombinationCell.from_json(cell).key == combination_key
+        ),
+        None,
+    )
+    if holder is None:
+        return False
+    verdicts = (
+        DispatchClimber.objects.filter(pk=holder)
+        .select_for_update(no_key=True)
+        .values_list("verdicts", flat=True)
+        .first()
+    )
+    return rung_id in (verdicts or {})
 
 
 def feed_dispatches(cell_keys: set[str]) -> None:

@@ -382,9 +382,10 @@ def run_launch_pass(*, ladder_id: int) -> PassReport | None:
     """Record every verdict the gate can now decide, then launch what each climber's current
     rung is missing, up to the dispatch's limit, in its climb order."""
     with transaction.atomic():
-        # The claim: one pass at a time per ladder, and never beside a Stop, Retry or Run.
+        # The claim: one pass at a time per ladder, and never beside a Stop, Retry or Run (which
+        # hold the row exclusively); pushes only share it, so they go on beside a pass.
         dispatch = (
-            Dispatch.objects.select_for_update(of=("self",))
+            Dispatch.objects.select_for_update(of=("self",), no_key=True)
             .select_related("ladder")
             .filter(ladder_id=ladder_id)
             .first()
@@ -394,8 +395,10 @@ def run_launch_pass(*, ladder_id: int) -> PassReport | None:
         [loaded] = evidence.load([dispatch])
         standing = _evaluate(loaded)
 
-        _record(dispatch, loaded, standing)
+        # Jobs before climbers, as a push ending a job takes them (see
+        # ``receivers._slot_decided_early``).
         cancelled = _cancel_decided(dispatch, loaded, standing)
+        _record(dispatch, loaded, standing)
         published = _publish(standing)
         jobs = _launch(dispatch, loaded, standing, cancelled)
 

@@ -1,0 +1,313 @@
+"""Progress under load: drivers pushing into a large running dispatch while its board is polled
+over HTTP through several web processes; and what one push costs the next read and the console.
+"""
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+from urllib.parse import quote
+
+from django.db import close_old_connections, connection
+from django.test import Client
+from django.utils import timezone
+
+from bench.data import CHECKLIST, user
+from bench.measure import Timing, interleaved
+from bench.runner import Row
+from ladders import services, shared_progress
+from ladders.models import Ladder
+from loopweb.runs import services as run_services
+from loopweb.runs.cells import CasePin
+from loopweb.runs.models import (
+    ApiToken,
+    Case,
+    CaseVersion,
+    Combination,
+    Job,
+    JobStatus,
+    ModelEntry,
+    Role,
+)
+
+ROOT = Path(__file__).resolve().parent.parent
+PASSING = {"checklist": {"i0": True, "i1": True, "i2": True}, "toolchain": {"build": "ok"}}
+
+
+def running_ladder(*, climbers: int, rungs: int, tag: str) -> Ladder:
+    """A ladder of ``climbers`` × ``rungs`` with no runs yet, Run: its first rung launched."""
+    owner = user(f"bench-owner-{tag}", Role.OWNER)
+    for i in range(rungs):
+        case, _ = Case.objects.get_or_create(
+            slug=f"{tag}-case-{i}", defaults={"title": f"case {i}", "kind": "functional"}
+        )
+        CaseVersion.objects.get_or_create(
+            case=case,
+            version="1",
+            defaults={"ingested_at": "2026-01-01T00:00:00Z", "checklist": CHECKLIST},
+        )
+    ModelEntry.objects.bulk_create(
+        [ModelEntry(name=f"{tag}-m{i}", provider="bench") for i in range(climbers)],
+        ignore_conflicts=True,
+    )
+    combos = []
+    for i in range(climbers):
+        combination = Combination(kind="harness", harness="h", model=f"{tag}-m{i}", provider="b")
+        combination.key = combination.compute_key()
+        combos.append(combination)
+    Combination.objects.bulk_create(combos, ignore_conflicts=True)
+    ids = list(
+        Combination.objects.filter(model__startswith=f"{tag}-m")
+        .order_by("id")
+        .values_list("id", flat=True)
+    )
+    ladder = services.save_ladder(
+        owner=owner,
+        data={
+            "name": f"bench {tag}",
+            "rungs": [
+                {
+                    "case": f"{tag}-case-{i}",
+                    "version": "1",
+                    "variant": "default",
+                    "engine": None,
+                    "runs": None,
+                }
+                for i in range(rungs)
+            ],
+            "groups": [],
+            "combinations": ids,
+            "gate": {
+                "floor": "scuffed",
+                "threshold": {"count": 1},
+                "unloadedCountsAsBroken": True,
+                "earlyStop": False,
+            },
+            "runsPerCell": 1,
+            "runsInFlightLimit": 10_000,
+            "retryCount": 0,
+            "outerAxis": "rung",
+            "reviewers": [],
+        },
+    )
+    # Nothing else is waiting for a driver: every claimed job is this ladder's.
+    Job.objects.filter(status__in=[JobStatus.QUEUED, JobStatus.PENDING]).update(status="canceled")
+    services.start_dispatch(ladder=ladder)
+    return Ladder.objects.get(pk=ladder.pk)
+
+
+def database_url() -> str:
+    """The database this process uses, for the web processes it starts."""
+    db = connection.settings_dict
+    host, port = db["HOST"] or "127.0.0.1", db["PORT"] or 5432
+    who = quote(db["USER"]) + (f":{quote(db['PASSWORD'])}" if db.get("PASSWORD") else "")
+    return f"postgres://{who}@{host}:{port}/{db['NAME']}"
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+class WebProcesses:
+    """``n`` web processes of the product (``bench.serve``) on the benchmark's database."""
+
+    def __init__(self, n: int):
+        self.urls, self.processes = [], []
+        for _ in range(n):
+            port = free_port()
+            process = subprocess.Popen(  # noqa: S603 - our own module
+                [sys.executable, "-m", "bench.serve", str(port)],
+                cwd=ROOT,
+                env={**os.environ, "DATABASE_URL": database_url()},
+                stdout=subprocess.PIPE,
+                text=True,
+            )
+            assert process.stdout.readline().strip() == "ready"
+            self.processes.append(process)
+            self.urls.append(f"http://127.0.0.1:{port}")
+
+    def close(self) -> None:
+        for process in self.processes:
+            process.terminate()
+            process.wait(timeout=10)
+
+
+def passes(ladder: Ladder, stop: threading.Event) -> None:
+    """The task worker's part: a launch pass whenever runs have landed, until ``stop``."""
+    try:
+        while not stop.is_set():
+            services.run_launch_pass(ladder_id=ladder.pk)
+            stop.wait(0.05)
+    finally:
+        close_old_connections()
+        connection.close()
+
+
+def progress_under_load(
+    *,
+    climbers: int,
+    rungs: int,
+    drivers: int,
+    pollers: int,
+    seconds: float,
+    interval: float,
+    processes: int = 2,
+    tag: str = "load",
+) -> list[Row]:
+    ladder = running_ladder(climbers=climbers, rungs=rungs, tag=tag)
+    owner_token = ApiToken.objects.issue(ladder.owner)[1]
+    driver_token = ApiToken.objects.issue(user(f"bench-driver-{tag}", Role.DRIVER))[1]
+    web = WebProcesses(processes)
+    stop = threading.Event()
+    worker = threading.Thread(target=passes, args=(ladder, stop), daemon=True)
+    worker.start()
+    try:
+        spec = {
+            "servers": web.urls,
+            "ladder": ladder.pk,
+            "owner": owner_token,
+            "driver": driver_token,
+            "drivers": drivers,
+            "pollers": pollers,
+            "seconds": seconds,
+            "interval": interval,
+        }
+        done = subprocess.run(  # noqa: S603 - our own module
+            [sys.executable, "-m", "bench.load_client", json.dumps(spec)],
+            capture_output=True,
+            text=True,
+            check=True,
+            cwd=ROOT,
+        )
+    finally:
+        stop.set()
+        worker.join(timeout=60)
+        web.close()
+    result = json.loads(done.stdout)
+    polls = result["polls"]
+    every = Timing.of([latency for latency, _ in polls])
+    unchanged = [latency for latency, status in polls if status == 304]
+    not_modified = Timing.of(unchanged) if unchanged else None
+    stale = len(result["stale"])
+    data = (
+        f"{climbers}×{rungs}, {drivers} drivers ({result['pushes']} runs pushed), {pollers} "
+        f"pollers every {interval:g} s, {processes} web processes, {len(polls)} reads"
+    )
+    rows = [
+        Row(
+            "progress under load",
+            data,
+            f"p95 {every.p95_ms:.0f} ms, {stale} stale",
+            "-",
+            every.p95_ms / 150,
+            "p95 < 150 ms, zero stale",
+            every.p95_ms < 150 and stale == 0,
+        ),
+        Row(
+            "progress 304",
+            f"{len(unchanged)} replies not modified",
+            f"p95 {not_modified.p95_ms:.1f} ms" if not_modified else "none",
+            "-",
+            (not_modified.p95_ms / 10) if not_modified else 0.0,
+            "p95 < 10 ms",
+            not_modified is not None and not_modified.p95_ms < 10,
+        ),
+    ]
+    return rows
+
+
+def one_push_then_read(ladder: Ladder, *, repeat: int) -> list[Row]:
+    """On the main benchmark's board (every slot's runs in place): what one push costs the next
+    read, the console's full render against the JSON read, and the size of the console's refresh
+    after one push."""
+    from django.conf import settings
+
+    settings.ALLOWED_HOSTS = [*settings.ALLOWED_HOSTS, "testserver"]
+    ladder = Ladder.objects.get(pk=ladder.pk)
+    driver = user("bench-driver-after", Role.DRIVER)
+    climber = ladder.dispatch.climbers.order_by("position")[
+        len(ladder.dispatch.climbers.all()) // 2
+    ]
+    rung = ladder.dispatch.snapshot["rungs"][0]
+    pin = CasePin(rung["case"], rung["version"], rung["variant"], rung["engine"])
+    console = Client()
+    console.force_login(ladder.owner)
+    api = Client(HTTP_AUTHORIZATION=f"Token {ApiToken.objects.issue(ladder.owner)[1]}")
+
+    def push_one():
+        """A run of one of the board's cells, launched by hand and pushed by a driver."""
+        job = run_services.launch_by_hand(
+            owner=ladder.owner, pin=pin, combination=climber.combination, retry_count=0
+        )
+        run_services.claim_jobs(driver=driver, limit=1)
+        run_services.push_run(
+            pushed_by=driver,
+            job_id=job.pk,
+            outcome="completed",
+            record=PASSING,
+            finished_at=timezone.now(),
+        )
+
+    def full_read():
+        shared_progress.reset()
+        shared_progress.read(ladder)
+
+    def json_read():
+        shared_progress.reset()
+        assert api.get(f"/api/ladders/{ladder.pk}/progress").status_code == 200
+
+    def board_render():
+        shared_progress.reset()
+        assert console.get(f"/ladders/{ladder.pk}/").status_code == 200
+
+    t = interleaved({"full": full_read, "json": json_read, "board": board_render}, repeat=repeat)
+    after = []
+    shared_progress.read(ladder)
+    for _ in range(repeat):
+        push_one()
+        start = time.perf_counter()
+        shared_progress.read(ladder)
+        after.append(time.perf_counter() - start)
+    after = Timing.of(after)
+    page = console.get(f"/ladders/{ladder.pk}/").content.decode()
+    held = page.split('"v": "')[1].split('"')[0]
+    push_one()
+    refresh = console.get(f"/ladders/{ladder.pk}/board", {"v": held})
+    size = len(refresh.content)
+    data = f"the {len(ladder.dispatch.snapshot['rungs'])}-rung board above"
+    full = t["full"]
+    return [
+        Row(
+            "read after one push",
+            data,
+            f"{after.median_ms:.0f} ms",
+            f"{full.median_ms:.0f} ms full",
+            after.median_ms / full.median_ms,
+            "≤ 0.2× a full computation",
+            after.median_ms <= 0.2 * full.median_ms,
+        ),
+        Row(
+            "console board render",
+            f"{data}, {len(page) / 1e6:.1f} MB of HTML",
+            f"{t['board'].median_ms:.0f} ms",
+            f"{t['json'].median_ms:.0f} ms JSON",
+            t["board"].median_ms / t["json"].median_ms,
+            "≤ 1.5× the progress JSON read",
+            t["board"].median_ms <= 1.5 * t["json"].median_ms,
+        ),
+        Row(
+            "console refresh after one push",
+            data,
+            f"{size / 1000:.1f} KB",
+            "-",
+            size / 50_000,
+            "< 50 KB",
+            refresh.status_code == 200 and size < 50_000,
+        ),
+    ]

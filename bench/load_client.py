@@ -1,0 +1,137 @@
+"""python -m bench.load_client SPEC: drivers pushing runs and pollers reading a board at once,
+from a process of its own (as other machines would), over HTTP to several web processes.
+
+SPEC is a JSON object: ``servers`` (base URLs), ``ladder``, ``owner`` and ``driver`` tokens,
+``drivers``, ``pollers``, ``seconds``, ``interval``. Prints JSON: every poll's latency and
+status, the stale replies, and the pushes acknowledged.
+
+A reply is stale when it shows fewer counted runs than the pushes acknowledged before its
+request was sent: every push here is of a job the dispatch launched for a reached slot, within
+its target, so each adds one counted run to the board's tallies.
+"""
+
+import gzip
+import json
+import random
+import sys
+import threading
+import time
+import urllib.error
+import urllib.request
+
+from bench.threads import together
+
+PASSING = {"checklist": {"i0": True, "i1": True, "i2": True}, "toolchain": {"build": "ok"}}
+FAILING = {"checklist": {"i0": False}, "toolchain": {"build": "ok"}}
+
+
+def call(url, token, method="GET", body=None, headers=None):
+    request = urllib.request.Request(
+        url,
+        data=None if body is None else json.dumps(body).encode(),
+        headers={
+            "Authorization": f"Token {token}",
+            "Content-Type": "application/json",
+            "Accept-Encoding": "gzip",
+            **(headers or {}),
+        },
+        method=method,
+    )
+    try:
+        with urllib.request.urlopen(request, timeout=60) as response:  # noqa: S310
+            content = response.read()
+            if response.headers.get("Content-Encoding") == "gzip":
+                content = gzip.decompress(content)
+            return response.status, content, response.headers
+    except urllib.error.HTTPError as error:
+        if error.code == 304:
+            return 304, b"", error.headers
+        raise
+
+
+def counted(board: dict) -> int:
+    return sum(
+        slot["tally"]["counted"]
+        for climber in board["climbers"]
+        for slot in climber["slots"]
+        if slot["tally"]
+    )
+
+
+def run(spec: dict) -> dict:
+    servers, deadline = spec["servers"], time.monotonic() + spec["seconds"]
+    origin = f"ladder:{spec['ladder']}/"
+    lock = threading.Lock()
+    acked = [0]
+    polls: list[list] = [[] for _ in range(spec["pollers"])]
+    stale: list[dict] = []
+    errors: list[BaseException] = []
+
+    def driver(i: int) -> None:
+        rng = random.Random(i)  # noqa: S311 - which record to push, not a secret
+        n = i
+        try:
+            while time.monotonic() < deadline:
+                server = servers[n % len(servers)]
+                n += 1
+                _, body, _ = call(f"{server}/api/driver/claim", spec["driver"], "POST", {"max": 1})
+                jobs = json.loads(body)
+                if not jobs:
+                    time.sleep(0.05)
+                    continue
+                [job] = jobs
+                record = PASSING if rng.random() < 0.9 else FAILING
+                status, _, _ = call(
+                    f"{server}/api/runs/",
+                    spec["driver"],
+                    "POST",
+                    {
+                        "job": job["id"],
+                        "outcome": "completed",
+                        "record": record,
+                        "finishedAt": "2026-11-30T00:00:00Z",
+                    },
+                )
+                assert status == 201, status
+                if job["origin"].startswith(origin):
+                    with lock:
+                        acked[0] += 1
+        except BaseException as exc:  # noqa: BLE001 - reported below
+            errors.append(exc)
+
+    def poller(i: int) -> None:
+        rng = random.Random(100 + i)  # noqa: S311
+        tag, seen = None, 0
+        tick = time.monotonic() + rng.uniform(0, spec["interval"])
+        n = i
+        try:
+            while tick < deadline and (now := time.monotonic()) < deadline:
+                time.sleep(max(0.0, tick - now))
+                tick += spec["interval"]
+                server = servers[n % len(servers)]
+                n += 1
+                with lock:
+                    expected = acked[0]
+                start = time.perf_counter()
+                status, body, headers = call(
+                    f"{server}/api/ladders/{spec['ladder']}/progress",
+                    spec["owner"],
+                    headers={"If-None-Match": tag} if tag else None,
+                )
+                latency = time.perf_counter() - start
+                if status == 200:
+                    seen, tag = counted(json.loads(body)), headers["ETag"]
+                polls[i].append([latency, status])
+                if seen < expected:
+                    stale.append({"shown": seen, "acknowledged": expected, "status": status})
+        except BaseException as exc:  # noqa: BLE001 - reported below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=driver, args=(i,)) for i in range(spec["drivers"])]
+    threads += [threading.Thread(target=poller, args=(i,)) for i in range(spec["pollers"])]
+    together(threads, errors)
+    return {"polls": [p for ps in polls for p in ps], "stale": stale, "pushes": acked[0]}
+
+
+if __name__ == "__main__":
+    json.dump(run(json.loads(sys.argv[1])), sys.stdout)
