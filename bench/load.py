@@ -156,6 +156,7 @@ def progress_under_load(
     drivers: int,
     pollers: int,
     seconds: float,
+    quiet: float,
     interval: float,
     processes: int = 2,
     tag: str = "load",
@@ -176,6 +177,7 @@ def progress_under_load(
             "drivers": drivers,
             "pollers": pollers,
             "seconds": seconds,
+            "quiet": quiet,
             "interval": interval,
         }
         done = subprocess.run(  # noqa: S603 - our own module
@@ -191,13 +193,15 @@ def progress_under_load(
         web.close()
     result = json.loads(done.stdout)
     polls = result["polls"]
-    every = Timing.of([latency for latency, _ in polls])
-    unchanged = [latency for latency, status in polls if status == 304]
+    every = Timing.of([latency for latency, *_ in polls])
+    unchanged = [latency for latency, status, _ in polls if status == 304]
+    sent = sum(size for *_, size in polls)
     not_modified = Timing.of(unchanged) if unchanged else None
     stale = len(result["stale"])
     data = (
         f"{climbers}×{rungs}, {drivers} drivers ({result['pushes']} runs pushed), {pollers} "
-        f"pollers every {interval:g} s, {processes} web processes, {len(polls)} reads"
+        f"pollers every {interval:g} s, {processes} web processes, {len(polls)} reads "
+        f"({sent / max(1, len(polls)) / 1000:.0f} KB each on average)"
     )
     rows = [
         Row(

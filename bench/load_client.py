@@ -2,8 +2,13 @@
 from a process of its own (as other machines would), over HTTP to several web processes.
 
 SPEC is a JSON object: ``servers`` (base URLs), ``ladder``, ``owner`` and ``driver`` tokens,
-``drivers``, ``pollers``, ``seconds``, ``interval``. Prints JSON: every poll's latency and
-status, the stale replies, and the pushes acknowledged.
+``drivers``, ``pollers``, ``seconds`` (of pushing), ``quiet`` (seconds of polling after the
+drivers stop), ``interval``. Prints JSON: every poll's latency and status, the stale replies, and
+the pushes acknowledged.
+
+A poller reads the board as an efficient client does: the whole board once, then, with its
+version as ``If-None-Match`` and ``?since=``, a 304 while nothing changed, else only the climbers
+that changed, merged into the board it holds.
 
 A reply is stale when it shows fewer counted runs than the pushes acknowledged before its
 request was sent: every push here is of a job the dispatch launched for a reached slot, within
@@ -49,10 +54,11 @@ def call(url, token, method="GET", body=None, headers=None):
         raise
 
 
-def counted(board: dict) -> int:
+def counted(climbers) -> int:
+    """The counted runs a board's slots show."""
     return sum(
         slot["tally"]["counted"]
-        for climber in board["climbers"]
+        for climber in climbers
         for slot in climber["slots"]
         if slot["tally"]
     )
@@ -60,6 +66,7 @@ def counted(board: dict) -> int:
 
 def run(spec: dict) -> dict:
     servers, deadline = spec["servers"], time.monotonic() + spec["seconds"]
+    stop_polling = deadline + spec.get("quiet", 0)
     origin = f"ladder:{spec['ladder']}/"
     lock = threading.Lock()
     acked = [0]
@@ -101,29 +108,39 @@ def run(spec: dict) -> dict:
 
     def poller(i: int) -> None:
         rng = random.Random(100 + i)  # noqa: S311
-        tag, seen = None, 0
+        climbers: dict[str, dict] = {}
+        version = None
         tick = time.monotonic() + rng.uniform(0, spec["interval"])
         n = i
         try:
-            while tick < deadline and (now := time.monotonic()) < deadline:
+            while tick < stop_polling and (now := time.monotonic()) < stop_polling:
                 time.sleep(max(0.0, tick - now))
                 tick += spec["interval"]
                 server = servers[n % len(servers)]
                 n += 1
                 with lock:
                     expected = acked[0]
+                url = f"{server}/api/ladders/{spec['ladder']}/progress"
                 start = time.perf_counter()
-                status, body, headers = call(
-                    f"{server}/api/ladders/{spec['ladder']}/progress",
-                    spec["owner"],
-                    headers={"If-None-Match": tag} if tag else None,
-                )
+                if version is None:
+                    status, body, _ = call(url, spec["owner"])
+                else:
+                    status, body, _ = call(
+                        f"{url}?since={version}",
+                        spec["owner"],
+                        headers={"If-None-Match": f'"{version}"'},
+                    )
                 latency = time.perf_counter() - start
                 if status == 200:
-                    seen, tag = counted(json.loads(body)), headers["ETag"]
-                polls[i].append([latency, status])
-                if seen < expected:
-                    stale.append({"shown": seen, "acknowledged": expected, "status": status})
+                    board = json.loads(body)
+                    if board.get("since") is None:
+                        climbers.clear()
+                    climbers.update((c["key"], c) for c in board["climbers"])
+                    version = board["version"]
+                polls[i].append([latency, status, len(body)])
+                shown = counted(climbers.values())
+                if shown < expected:
+                    stale.append({"shown": shown, "acknowledged": expected, "status": status})
         except BaseException as exc:  # noqa: BLE001 - reported below
             errors.append(exc)
 

@@ -32,6 +32,7 @@ def run_all(*, smoke: bool = False) -> list:
         drivers=2 if smoke else 16,
         pollers=2 if smoke else 20,
         seconds=2 if smoke else 30,
+        quiet=1 if smoke else 8,
         interval=0.2 if smoke else 2.0,  # the board's own polling interval
     )
     rows += load.one_push_then_read(ladder, repeat=2 if smoke else 5)

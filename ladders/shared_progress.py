@@ -2,12 +2,12 @@
 
 Twenty people watching one large board would otherwise compute the same standing twenty times a
 poll. Each web process keeps a ladder's latest board: its parts (one per climber, see
-``ladders.progress``), the watermark taken before they were read, and the board JSON-encoded.
-Every read first asks the database, in one query, what changed since that watermark
-(``loopweb.runs.changes``): the ladder itself (its configuration or dispatch), the catalog, or
-some of the dispatch's cells (their jobs, runs and reviews).
+``ladders.progress``), the database snapshot token taken before they were read
+(``loopweb.runs.changes``), and the board JSON-encoded. Every read first asks the database, in one
+query, which changes its board has not seen: of the ladder itself (its configuration or
+dispatch), of the catalog, or of the dispatch's cells (their jobs, runs and reviews).
 
-- nothing: the copy is current, and is served (or answered 304 to a client that holds it);
+- none: the copy is current, and is served (or answered 304 to a client that holds it);
 - cells: only the climbers holding them are computed again, and the figures summed anew;
 - the ladder or the catalog: the board is computed afresh.
 
@@ -16,9 +16,10 @@ and a busy board costs each process one small computation per change, not one pe
 viewer per ladder and process updates the board at a time; the others wait for it and then ask
 the database themselves, so none is served a board older than its own request.
 
-A board's ``version`` names the data it was computed from: ``<watermark>.<jobs under way>.
-<digest>``. Given back as ``If-None-Match`` or ``?since=``, it is checked against the database
-alone, on any process.
+A board's ``version`` names the data it was computed from: ``<snapshot token>.<jobs under
+way>.<digest>``. Given back as ``If-None-Match`` or ``?since=``, it is checked against the
+database alone, on any process, and ``since`` answers exactly the climbers whose cells changed
+after that snapshot.
 """
 
 import gzip
@@ -49,17 +50,17 @@ def _encode(value) -> bytes:
 
 @dataclass(slots=True)
 class Look:
-    """What one query told about a ladder: the watermark now, the pruning horizon, the jobs
-    under way, and the changes of the ladder's keys stamped at or above a given watermark, as
-    (id, stamp, key) triples (at or above the watermark now when none was given)."""
+    """What one query told about a ladder: the snapshot token now, the pruning horizon, the jobs
+    under way, and the changes of the ladder's keys a given token did not see, as (id, stamp,
+    key) triples (none when no token was given)."""
 
-    watermark: int
+    token: str
     horizon: int
     under_way: int
     changes: list[tuple[int, int, str]]
 
-    def keys(self, *, besides: frozenset[int] = frozenset()) -> set[str]:
-        return {key for id_, _, key in self.changes if id_ not in besides}
+    def keys(self) -> set[str]:
+        return {key for _, _, key in self.changes}
 
 
 @dataclass(slots=True)
@@ -69,13 +70,11 @@ class Board:
     final: object | None
     head: Head
     parts: list[Part]
-    watermark: int
-    # Changes stamped at or above the watermark that the board already reflects (a transaction
-    # still running when the watermark was taken keeps it low).
-    seen: frozenset[int]
+    token: str  # of the snapshot this board has seen everything of
     under_way: int
     figures: dict | None = None
     version: str = ""
+    front: bytes = b""  # the encoded board up to its climbers
     encoded: bytes = b""
     by_cell: dict[str, list[int]] = field(default_factory=dict)
     _gzipped: bytes | None = None
@@ -101,20 +100,13 @@ class Board:
         return sorted({i for key in changed for i in self.by_cell.get(key, ())})
 
 
-#: How many of a board's recent versions a process remembers the seen changes of.
-VERSIONS_KEPT = 16
-
-
 class _Slot:
-    __slots__ = ("board", "lock", "read_at", "seen_at")
+    __slots__ = ("board", "lock", "read_at")
 
     def __init__(self):
         self.lock = threading.Lock()  # held by the one viewer bringing the board up to date
         self.board: Board | None = None
         self.read_at = 0.0
-        # Version -> the changes at or above its watermark that its board reflected: a client
-        # following that version is sent exactly what it has not seen.
-        self.seen_at: dict[str, frozenset[int]] = {}
 
 
 _slots: dict[int, _Slot] = {}
@@ -132,59 +124,78 @@ def _slot(ladder_id: int) -> _Slot:
 # Looking -----------------------------------------------------------------------------------
 
 
-def _look(ladder_id: int, since: int | None) -> Look:
-    """One query (on PostgreSQL): the watermark, the pruning horizon, the ladder's jobs under
-    way, and the changes of the ladder, the catalog and the dispatch's cells stamped at or above
-    ``since``."""
+def _look(ladder_id: int, since: str | None) -> Look:
+    """One query (on PostgreSQL): the snapshot token, the pruning horizon, the ladder's jobs under
+    way, and the changes of the ladder, the catalog and the dispatch's cells that the token
+    ``since`` did not see."""
     keys = [changes.ladder_key(ladder_id), changes.CATALOG]
     prefix = f"ladder:{ladder_id}/%"
     if connection.vendor == "postgresql":
+        snapshot = changes.snapshot_of(since) if since else None
         with connection.cursor() as cursor:
             cursor.execute(
                 f"""
-                SELECT pg_snapshot_xmin(pg_current_snapshot())::text::bigint,
+                SELECT pg_current_snapshot()::text,
                   COALESCE((SELECT max(pruned_below) FROM {ChangeHorizon._meta.db_table}), 0),
                   (SELECT count(*) FROM {Job._meta.db_table}
-                   WHERE status = ANY(%s) AND origin LIKE %s),
-                  COALESCE((
+                   WHERE status = ANY(%(under_way)s) AND origin LIKE %(prefix)s),
+                  CASE WHEN %(snapshot)s::text IS NULL THEN '[]'::json ELSE COALESCE((
                     SELECT json_agg(json_build_array(c.id, c.stamp, c.key))
                     FROM {Change._meta.db_table} AS c
-                    WHERE c.stamp >= COALESCE(
-                      %s::bigint, pg_snapshot_xmin(pg_current_snapshot())::text::bigint)
-                    AND (c.key = ANY(%s) OR EXISTS (
+                    WHERE c.stamp >= pg_snapshot_xmin(%(snapshot)s::pg_snapshot)::text::bigint
+                    AND NOT pg_visible_in_snapshot(c.stamp::text::xid8, %(snapshot)s::pg_snapshot)
+                    AND (c.key = ANY(%(keys)s) OR EXISTS (
                       SELECT 1 FROM {DispatchCell._meta.db_table} AS d
                       WHERE d.cell_key = c.key AND d.dispatch_id = (
-                        SELECT id FROM {Dispatch._meta.db_table} WHERE ladder_id = %s)))), '[]')
+                        SELECT id FROM {Dispatch._meta.db_table}
+                        WHERE ladder_id = %(ladder)s)))), '[]') END
                 """,  # noqa: S608 - only models' table names are formatted in
-                [list(UNDER_WAY), prefix, since, keys, ladder_id],
+                {
+                    "under_way": list(UNDER_WAY),
+                    "prefix": prefix,
+                    "snapshot": snapshot,
+                    "keys": keys,
+                    "ladder": ladder_id,
+                },
             )
-            watermark, horizon, under_way, found = cursor.fetchone()
-        return Look(watermark, horizon, under_way, [tuple(row) for row in found])
-    watermark = changes.watermark()
-    cells = DispatchCell.objects.filter(dispatch__ladder_id=ladder_id)
-    entries = changes.stamped_since(watermark if since is None else since, keys=keys, cells=cells)
-    return Look(watermark, changes.horizon(), progress.under_way(ladder_id), entries)
+            current, horizon, under_way, found = cursor.fetchone()
+        return Look(changes.token_of(current), horizon, under_way, [tuple(r) for r in found])
+    token = changes.counter_token()
+    entries = []
+    if since:
+        cells = DispatchCell.objects.filter(dispatch__ladder_id=ladder_id)
+        entries = changes.unseen(since, keys=keys, cells=cells)
+    return Look(token, changes.horizon(), progress.under_way(ladder_id), entries)
 
 
-def _parse(version: str | None) -> tuple[int, int, int] | None:
-    """(watermark, changes seen, jobs under way) of a version a client gave back, or None."""
+def _parse(version: str | None) -> tuple[str, int] | None:
+    """(snapshot token, jobs under way) of a version a client gave back, or None."""
     try:
-        watermark, seen, under_way, _ = (version or "").strip().strip('"').split(".")
-        return int(watermark), int(seen), int(under_way)
+        token, under_way, _ = (version or "").strip().strip('"').split(".")
+        if changes.floor_of(token) is None:
+            return None
+        return token, int(under_way)
     except ValueError:
         return None
 
 
+def _followable(look: Look, token: str, board: Board | None = None) -> bool:
+    """Whether what changed after ``token`` can be told: nothing pruned that it may not have
+    seen, and (for a board) neither the ladder nor the catalog changed."""
+    if changes.floor_of(token) < look.horizon:
+        return False
+    return board is None or not (look.keys() & set(board.keys()))
+
+
 def unchanged_since(ladder: Ladder, version: str | None) -> str | None:
     """The version, if nothing the board shows has changed since it was computed: a 304 without
-    computing anything. None otherwise. Changes are only ever added, so the same number of them
-    at or above the version's watermark means none since."""
+    computing anything. None otherwise."""
     parsed = _parse(version)
     if parsed is None:
         return None
-    watermark, seen, under_way = parsed
-    look = _look(ladder.pk, watermark)
-    if len(look.changes) != seen or look.under_way != under_way or watermark < look.horizon:
+    token, under_way = parsed
+    look = _look(ladder.pk, token)
+    if look.changes or look.under_way != under_way or not _followable(look, token):
         return None
     return version.strip().strip('"')
 
@@ -203,8 +214,7 @@ def _full(ladder: Ladder, look: Look) -> Board:
         final=final,
         head=progress.head(ladder),
         parts=parts,
-        watermark=look.watermark,
-        seen=_seen(look),
+        token=look.token,
         under_way=look.under_way,
     )
     _index(board)
@@ -221,7 +231,7 @@ def _partial(ladder: Ladder, board: Board, look: Look) -> Board:
         parts = progress.frozen_parts(dispatch, board.final)
         progress.count_unreviewed(ladder, parts)
     else:
-        affected = board.affected(look.keys(besides=board.seen))
+        affected = board.affected(look.keys())
         if any(not parts[i].pinned for i in affected):
             return _full(ladder, look)
         if affected:
@@ -235,19 +245,12 @@ def _partial(ladder: Ladder, board: Board, look: Look) -> Board:
         final=board.final,
         head=board.head,
         parts=parts,
-        watermark=look.watermark,
-        seen=_seen(look),
+        token=look.token,
         under_way=look.under_way,
         by_cell=board.by_cell,
     )
     _finish(new)
     return new
-
-
-def _seen(look: Look) -> frozenset[int]:
-    """The changes a board brought up to date by this look reflects, among those stamped at or
-    above its new watermark."""
-    return frozenset(id_ for id_, stamp, _ in look.changes if stamp >= look.watermark)
 
 
 def _index(board: Board) -> None:
@@ -277,7 +280,8 @@ def _finish(board: Board) -> None:
     )
     climbers = b",".join(part.encoded for part in board.parts)
     digest = hashlib.blake2b(front + climbers, digest_size=8).hexdigest()
-    board.version = f"{board.watermark}.{len(board.seen)}.{board.under_way}.{digest}"
+    board.version = f"{board.token}.{board.under_way}.{digest}"
+    board.front = front
     board.encoded = front + climbers + b'],"version":' + _encode(board.version) + b"}"
 
 
@@ -285,7 +289,13 @@ def _finish(board: Board) -> None:
 
 
 def read(ladder: Ladder) -> Board:
-    """The ladder's board, current as of this call."""
+    """The ladder's board, current as of this call.
+
+    Inside a transaction the board is computed afresh and not shared: it may hold that
+    transaction's own writes, which nobody else may see until it commits (and a transaction's
+    own stamps are not ones its snapshots can tell apart)."""
+    if connection.in_atomic_block:
+        return _full(ladder, _look(ladder.pk, None))
     slot = _slot(ladder.pk)
     slot.read_at = _now()
     with slot.lock:
@@ -293,34 +303,31 @@ def read(ladder: Ladder) -> Board:
         if board is None:
             board = _full(ladder, _look(ladder.pk, None))
         else:
-            look = _look(ladder.pk, board.watermark)
-            new = look.keys(besides=board.seen)
-            if new & set(board.keys()) or board.watermark < look.horizon:
+            look = _look(ladder.pk, board.token)
+            if not _followable(look, board.token, board):
                 board = _full(ladder, look)
-            elif new or look.under_way != board.under_way:
+            elif look.changes or look.under_way != board.under_way:
                 board = _partial(ladder, board, look)
-            elif look.watermark > board.watermark:
-                # Current up to here: nothing changed since. Move the watermark on, keeping
-                # what is already reflected above it.
-                board = _rewatermarked(board, look)
+            else:
+                board = _looked_again(board, look)
         _keep(slot, board)
         return board
 
 
-def _rewatermarked(board: Board, look: Look) -> Board:
-    """The same board, looked at again later: its watermark moves on (so the next look reads
-    fewer changes); its version, which still names what it shows, stays."""
+def _looked_again(board: Board, look: Look) -> Board:
+    """The same board, looked at again later: it has seen everything up to the new snapshot (so
+    the next look reads fewer changes); its version, which still names what it shows, stays."""
     return Board(
         ladder_id=board.ladder_id,
         dispatch=board.dispatch,
         final=board.final,
         head=board.head,
         parts=board.parts,
-        watermark=look.watermark,
-        seen=_seen(look),
+        token=look.token,
         under_way=board.under_way,
         figures=board.figures,
         version=board.version,
+        front=board.front,
         encoded=board.encoded,
         by_cell=board.by_cell,
         _gzipped=board._gzipped,
@@ -330,10 +337,6 @@ def _rewatermarked(board: Board, look: Look) -> Board:
 def _keep(slot: _Slot, board: Board) -> None:
     with _slots_lock:
         slot.board = board
-        if board.version not in slot.seen_at:
-            slot.seen_at[board.version] = board.seen
-            while len(slot.seen_at) > VERSIONS_KEPT:
-                del slot.seen_at[next(iter(slot.seen_at))]
         now = _now()
         for other in _slots.values():
             if other is not slot and other.board is not None and now - other.read_at > UNREAD_FOR:
@@ -341,34 +344,39 @@ def _keep(slot: _Slot, board: Board) -> None:
 
 
 def changed_since(ladder: Ladder, board: Board, version: str | None) -> list[int] | None:
-    """Indexes of the board's climbers that changed since ``version``; None when that version
-    cannot be followed (another dispatch, a changed configuration or catalog, or too old)."""
+    """Indexes of the board's climbers that changed after the snapshot ``version`` was computed
+    from; None when that version cannot be followed (another dispatch, a changed configuration or
+    catalog, or too old)."""
     parsed = _parse(version)
     if parsed is None:
         return None
-    watermark = parsed[0]
-    look = _look(ladder.pk, watermark)
-    # Changes this process knows the version's board reflected are not sent again; of a version
-    # another process made, every change at or above its watermark is.
-    seen = _slot(ladder.pk).seen_at.get(version.strip().strip('"'), frozenset())
-    changed = look.keys(besides=seen)
-    if changed & set(board.keys()) or watermark < look.horizon:
+    token, _ = parsed
+    look = _look(ladder.pk, token)
+    if not _followable(look, token, board):
         return None
     if board.final is not None:
         return []  # an ended dispatch's climbers never change
-    return board.affected(changed)
+    return board.affected(look.keys())
 
 
-def since(ladder: Ladder, board: Board, version: str | None) -> dict:
-    """The board with only the climbers changed since ``version`` (plus the ladder, its rungs and
-    the dispatch's figures); the whole board, with ``since`` null, when that version cannot be
-    followed."""
-    body = board.body
+def since(ladder: Ladder, board: Board, version: str | None) -> bytes:
+    """The board, encoded, with only the climbers changed since ``version`` (plus the ladder, its
+    rungs and the dispatch's figures) and ``since`` naming that version; the whole board, with
+    ``since`` null, when that version cannot be followed."""
     indexes = changed_since(ladder, board, version)
     if indexes is None:
-        return {**body, "since": None}
-    climbers = [board.parts[i].body for i in indexes]
-    return {**body, "climbers": climbers, "since": version.strip().strip('"')}
+        climbers, held = [part.encoded for part in board.parts], None
+    else:
+        climbers, held = [board.parts[i].encoded for i in indexes], version.strip().strip('"')
+    return (
+        board.front
+        + b",".join(climbers)
+        + b'],"version":'
+        + _encode(board.version)
+        + b',"since":'
+        + _encode(held)
+        + b"}"
+    )
 
 
 def reset() -> None:

@@ -1,3 +1,4 @@
+import gzip
 import re
 
 from django.http import HttpResponse
@@ -26,12 +27,27 @@ ProgressResponse = OpenApiResponse(description="The ladder's progress board (see
 def progress_response(request, board: shared_progress.Board) -> HttpResponse:
     """Progress as encoded, and compressed, once for all its viewers (``ladders.shared_progress``):
     a large board is a few megabytes of JSON and a tenth of that gzipped."""
-    if ACCEPTS_GZIP.search(request.headers.get("Accept-Encoding", "")):
+    if _accepts_gzip(request):
         response = HttpResponse(board.gzipped, content_type="application/json")
         response.headers["Content-Encoding"] = "gzip"
     else:
         response = HttpResponse(board.encoded, content_type="application/json")
     return _tagged(response, board.version)
+
+
+def _accepts_gzip(request) -> bool:
+    return bool(ACCEPTS_GZIP.search(request.headers.get("Accept-Encoding", "")))
+
+
+def _json(request, body: bytes) -> HttpResponse:
+    """Encoded JSON, compressed when the client accepts it and it is worth it."""
+    if _accepts_gzip(request) and len(body) > 2048:
+        response = HttpResponse(
+            gzip.compress(body, compresslevel=5, mtime=0), content_type="application/json"
+        )
+        response.headers["Content-Encoding"] = "gzip"
+        return response
+    return HttpResponse(body, content_type="application/json")
 
 
 def _tagged(response: HttpResponse, version: str) -> HttpResponse:
@@ -211,7 +227,7 @@ class LadderViewSet(viewsets.GenericViewSet):
         board = shared_progress.read(ladder)
         if "since" in request.query_params:
             delta = shared_progress.since(ladder, board, request.query_params["since"])
-            return _tagged(Response(delta), board.version)
+            return _tagged(_json(request, delta), board.version)
         return progress_response(request, board)
 
     @extend_schema(

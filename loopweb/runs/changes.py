@@ -1,17 +1,21 @@
 """Change stamps: how a reader knows, cheaply and on every process, whether what it computed is
-still current, and what changed since.
+still current, and exactly what changed since.
 
 Every write to something a board shows inserts one ``Change`` row per key it touched (a coverage
 cell's key, ``ladder:<id>``, ``catalog``), stamped with the writing transaction's stamp, in that
-transaction. A reader takes a *watermark* before it reads: every transaction stamped below it had
-ended when the reader looked, so a change committed later carries a stamp at or above it. A copy
-computed after taking watermark W is current while no change of its keys is stamped at or above
-W; the keys stamped at or above W are what changed since.
+transaction. A reader takes a *snapshot* token before it reads: it says which stamps had been
+committed at that moment. A copy computed after taking snapshot S is current while every change
+of its keys is visible in S; the changes that are not are exactly what changed since.
 
 PostgreSQL: the stamp is the writing transaction's id (``pg_current_xact_id()``, 64 bits, never
-wraps) and the watermark the oldest transaction still running (``pg_snapshot_xmin``). Writers
-only insert, so none waits on another, and no reader depends on the order in which writers
-commit. SQLite (the embedded demo) runs one writer at a time: a counter row serves.
+wraps) and the token the database's own snapshot (``pg_current_snapshot()``: the oldest
+transaction still running, the next id, and the ids running in between), so visibility is the
+database's (``pg_visible_in_snapshot``), whatever order writers commit in. Writers only insert,
+so none waits on another. SQLite (the embedded demo) runs one writer at a time: a counter row
+serves, and a stamp is visible in a token when it is not above it.
+
+A token is written ``<xmin>_<xmax>_<running ids, dash-separated>`` on PostgreSQL and ``n<count>``
+on SQLite, so it can travel in a URL or an ETag.
 """
 
 from collections.abc import Iterable
@@ -56,9 +60,7 @@ def touch(keys: Iterable[str]) -> None:
 
 def _next_counter(cursor) -> int:
     horizon = ChangeHorizon._meta.db_table
-    cursor.execute(
-        f"UPDATE {horizon} SET counter = counter + 1 RETURNING counter"  # noqa: S608
-    )
+    cursor.execute(f"UPDATE {horizon} SET counter = counter + 1 RETURNING counter")  # noqa: S608
     row = cursor.fetchone()
     if row is None:
         ChangeHorizon.objects.create(counter=1)
@@ -66,14 +68,40 @@ def _next_counter(cursor) -> int:
     return row[0]
 
 
-def watermark() -> int:
-    """Every change stamped below this had been committed or rolled back when it was taken."""
-    with connection.cursor() as cursor:
-        if _postgres():
-            cursor.execute("SELECT pg_snapshot_xmin(pg_current_snapshot())::text::bigint")
-            return cursor.fetchone()[0]
+# Tokens ------------------------------------------------------------------------------------
+
+
+def token_of(snapshot: str) -> str:
+    """A PostgreSQL snapshot (``xmin:xmax:xip,…``) written as a token."""
+    xmin, xmax, running = snapshot.split(":")
+    return f"{xmin}_{xmax}_{running.replace(',', '-')}"
+
+
+def snapshot_of(token: str) -> str | None:
+    """The PostgreSQL snapshot a token names, or None if it names none."""
+    parts = token.split("_")
+    if len(parts) != 3 or not (parts[0].isdigit() and parts[1].isdigit()):
+        return None
+    running = [x for x in parts[2].split("-") if x]
+    if not all(x.isdigit() for x in running):
+        return None
+    return f"{parts[0]}:{parts[1]}:{','.join(running)}"
+
+
+def floor_of(token: str) -> int | None:
+    """Every stamp below this is visible in the token (None: not a token)."""
+    if _postgres():
+        snapshot = snapshot_of(token)
+        return None if snapshot is None else int(snapshot.split(":")[0])
+    if token.startswith("n") and token[1:].isdigit():
+        return int(token[1:]) + 1
+    return None
+
+
+def counter_token() -> str:
+    """SQLite: the token of what is committed now."""
     counter = ChangeHorizon.objects.values_list("counter", flat=True).first()
-    return (counter or 0) + 1
+    return f"n{counter or 0}"
 
 
 def horizon() -> int:
@@ -81,21 +109,22 @@ def horizon() -> int:
     return ChangeHorizon.objects.values_list("pruned_below", flat=True).first() or 0
 
 
-def stamped_since(stamp: int, *, keys: Iterable[str] = (), cells: QuerySet | None = None):
+def unseen(token: str, *, keys: Iterable[str] = (), cells: QuerySet | None = None):
     """The changes of ``keys`` (and, when given, of the ``cell_key`` values of the ``cells``
-    queryset) stamped at or above ``stamp``, as (id, stamp, key) triples."""
+    queryset) that are not visible in the token, as (id, stamp, key) triples — SQLite's way;
+    PostgreSQL's is in the one query of ``ladders.shared_progress``."""
     matches = Q(key__in=list(keys))
     if cells is not None:
         matches |= Exists(cells.filter(cell_key=OuterRef("key")))
     return list(
-        Change.objects.filter(matches, stamp__gte=stamp)
+        Change.objects.filter(matches, stamp__gte=floor_of(token))
         .order_by("id")
         .values_list("id", "stamp", "key")
     )
 
 
 def prune(*, older_than: timedelta = timedelta(minutes=30)) -> int:
-    """Delete changes recorded more than ``older_than`` ago. A reader whose copy is older than
+    """Delete changes recorded more than ``older_than`` ago. A reader whose token is older than
     the pruned stamps computes afresh (``horizon``)."""
     cutoff = timezone.now() - older_than
     old = Change.objects.filter(at__lt=cutoff)

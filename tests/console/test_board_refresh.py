@@ -26,8 +26,8 @@ def big(owner):
 
 @pytest.fixture(params=["alone", "beside a long transaction"])
 def elsewhere(request):
-    """Optionally a transaction left open on another connection, which holds the watermark back
-    for as long as it runs."""
+    """Optionally a transaction left open on another connection, in every snapshot taken while it
+    runs."""
     if request.param == "alone" or connection.vendor != "postgresql":
         yield
         return

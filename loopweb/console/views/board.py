@@ -69,6 +69,12 @@ def with_rows(context: dict, only=None, oob=False) -> dict:
     return {**context, "rows": mark_safe(rows)}  # noqa: S308 - built from escaped parts
 
 
+def same_board(held: str, current: str) -> bool:
+    """Whether the board the page holds shows what the current one shows (versions end with a
+    digest of what they show)."""
+    return held.rpartition(".")[2] == current.rpartition(".")[2] != ""
+
+
 @signed_in
 @require_safe
 def board(request, pk: int):
@@ -86,9 +92,9 @@ def board_refresh(request, pk: int):
     ladder = viewable_ladder(request.user, pk)
     context = board_context(request, ladder)
     held = request.GET.get("v", "")
-    if held == context["version"]:
-        return HttpResponse(status=204)
     progress_version, _, extra = held.partition("~")
+    if extra == context["extra"] and same_board(progress_version, context["board"].version):
+        return HttpResponse(status=204)
     if extra == context["extra"]:
         changed = shared_progress.changed_since(ladder, context["board"], progress_version)
         if changed is not None:

@@ -6,8 +6,8 @@ class Change(models.Model):
 
     ``key`` names what changed: a coverage cell's key (its jobs, runs or reviews), ``ladder:<id>``
     (a ladder's configuration or dispatch) or ``catalog``. ``stamp`` is the writing
-    transaction's stamp (``loopweb.runs.changes``): a reader that remembers the watermark of its
-    last read finds everything committed since among the changes stamped at or above it.
+    transaction's stamp (``loopweb.runs.changes``): a reader that remembers the snapshot of its
+    last read finds everything committed since among the changes that snapshot did not see.
     Inserts only, so writers never wait on each other; old rows are pruned by a chore.
     """
 
@@ -23,8 +23,8 @@ class Change(models.Model):
 
 
 class ChangeHorizon(models.Model):
-    """The one row saying up to which stamp changes were pruned: a reader whose watermark is not
-    above it may have missed some, and computes afresh. On SQLite it also holds the counter that
+    """The one row saying up to which stamp changes were pruned: a reader whose snapshot is older
+    may have missed some, and computes afresh. On SQLite it also holds the counter that
     stamps are drawn from."""
 
     pruned_below = models.BigIntegerField(default=0)
