@@ -249,3 +249,12 @@ def test_a_board_looked_at_again_keeps_its_version_while_nothing_changed(owner):
     assert again.token != first.token
     assert again.version == first.version
     assert again.encoded is first.encoded
+
+
+def test_the_workers_chores_prune_old_changes(owner):
+    from ladders.management.commands.run_worker import periodic_chores
+
+    started(owner)
+    Change.objects.update(at=timezone.now() - timezone.timedelta(hours=1))
+    periodic_chores()
+    assert not Change.objects.exists()

@@ -10,6 +10,7 @@ from django.db import close_old_connections
 
 from evalsets.services import verify_open
 from ladders.services import launch_passes_for_running
+from loopweb.runs import changes
 from loopweb.runs.services import expire_leases
 
 log = logging.getLogger(__name__)
@@ -18,6 +19,7 @@ log = logging.getLogger(__name__)
 def periodic_chores() -> None:
     expire_leases()
     verify_open()
+    changes.prune()
 
 
 class Command(BaseCommand):
