@@ -4,6 +4,7 @@ Pure functions over small values: reading a run, tallying a slot, deciding a run
 """
 
 import math
+from decimal import Decimal
 from collections.abc import Iterable
 from dataclasses import dataclass
 from enum import StrEnum
@@ -48,8 +49,9 @@ class Gate:
     def required(self, final: int) -> int:
         """The number of passing runs the rung needs out of ``final`` runs."""
         if self.fraction is not None:
-            # count >= fraction * final, in whole runs; rounding guards 0.1 * 30 = 3.0000000004.
-            return max(0, math.ceil(round(self.fraction * final, 9)))
+            # count >= fraction * final, in whole runs and in exact arithmetic: the fraction as the
+            # decimal it was written in (0.1 × 30 is 3, 0.6666666668 × 3 is above 2).
+            return max(0, math.ceil(Decimal(repr(self.fraction)) * final))
         return self.count or 0
 
 

@@ -133,6 +133,7 @@ def ladder_summaries(ladders: list[Ladder]) -> list[dict]:
             "status": NOT_RUN_YET,
             "climbers": None,
             "rungs": ladder.rung_count,
+            "configuredRungs": ladder.rung_count,
             "slotCounts": None,
             "runs": None,
         }
@@ -150,5 +151,7 @@ def ladder_summaries(ladders: list[Ladder]) -> list[dict]:
                     runs=_ended_runs(dispatch, ladder.climber_count or 0),
                 )
             row["climbers"] = ladder.climber_count or 0
+            # The slot counts and runs are the dispatch's: so is the rung count beside them.
+            row["rungs"] = len(dispatch.snapshot["rungs"])
         rows.append(row)
     return rows

@@ -93,12 +93,14 @@ def _save_rungs(ladder: Ladder, rungs: list[dict]) -> None:
         raise ValidationError(
             {f"rungs.{index}.id": ["This rung id does not belong to the ladder."]}
         )
-    kept = {r["id"] for r in rungs if r.get("id")}
+    # A rung's pin is its identity: an id given with another pin is a new rung in its place.
+    kept = {r["id"] for r in rungs if r.get("id") and _pin_of(existing[r["id"]]) == _pin_of(r)}
     Rung.objects.filter(ladder=ladder).exclude(rung_id__in=kept).delete()
     # Positions are rewritten in two steps so no transient duplicate ever matters.
     to_update, to_create = [], []
     for position, spec in enumerate(rungs):
-        rung = existing.get(spec.get("id")) or Rung(ladder=ladder, rung_id=mint_rung_id())
+        rung = existing[spec["id"]] if spec.get("id") in kept else None
+        rung = rung or Rung(ladder=ladder, rung_id=mint_rung_id())
         rung.position = position
         rung.case = spec["case"]
         rung.version = spec["version"]
@@ -110,6 +112,13 @@ def _save_rungs(ladder: Ladder, rungs: list[dict]) -> None:
         to_update, ["position", "case", "version", "variant", "engine", "runs"]
     )
     Rung.objects.bulk_create(to_create)
+
+
+def _pin_of(rung) -> tuple:
+    """A rung's pin, from a stored rung or a configuration's rung."""
+    if isinstance(rung, Rung):
+        return (rung.case, rung.version, rung.variant, rung.engine)
+    return (rung["case"], rung["version"], rung["variant"], rung["engine"])
 
 
 def reorder_rungs(*, ladder: Ladder, order: list[str]) -> None:

@@ -126,7 +126,13 @@ class LadderViewSet(viewsets.GenericViewSet):
                 "name": serializers.CharField(),
                 "status": serializers.CharField(),
                 "climbers": serializers.IntegerField(allow_null=True),
-                "rungs": serializers.IntegerField(),
+                "rungs": serializers.IntegerField(
+                    help_text="The latest dispatch's rungs (its slot counts and runs are counted "
+                    "over them); the configuration's before the first Run."
+                ),
+                "configuredRungs": serializers.IntegerField(
+                    help_text="The configuration's rungs now (edits apply to the next Run)."
+                ),
                 "slotCounts": serializers.DictField(allow_null=True),
                 "runs": serializers.DictField(allow_null=True),
             },

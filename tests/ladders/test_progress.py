@@ -369,3 +369,20 @@ def test_progress_is_the_owners_and_its_reviewers_and_an_outsider_gets_404(
     ladder = start(owner, versions(1), climbers(1), reviewers=[reviewer.pk])
     assert board(reviewer_api, ladder)["dispatch"]["status"] == "running"
     assert outsider_api.get(f"/api/ladders/{ladder.pk}/progress").status_code == 404
+
+
+def test_the_summary_counts_the_rungs_its_slot_counts_come_from(owner, owner_api):
+    """GET /ladders/summary reports the dispatch's rungs (those its slots and runs were counted
+    over) beside the configuration's own, which an edit after the Run may have changed."""
+    steps = versions(3)
+    ladder = make_ladder(owner, steps[:2], climbers(2))
+    services.start_dispatch(ladder=ladder)
+    config = owner_api.get(f"/api/ladders/{ladder.pk}/").json()
+    config["rungs"].append({"case": steps[2].case.slug, "version": "1", "variant": "default"})
+    assert owner_api.put(f"/api/ladders/{ladder.pk}/", config, format="json").status_code == 200
+
+    [row] = owner_api.get("/api/ladders/summary").json()["results"]
+
+    assert row["rungs"] == 2
+    assert row["configuredRungs"] == 3
+    assert sum(row["slotCounts"].values()) == row["climbers"] * row["rungs"]

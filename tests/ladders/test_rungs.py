@@ -2,6 +2,8 @@
 
 import datetime as dt
 
+import pytest
+
 from django.utils import timezone
 
 from ladders import services
@@ -147,6 +149,29 @@ def test_each_rung_carries_a_stable_opaque_id_minted_when_added_and_never_reused
     assert Rung.objects.filter(rung_id=other["rungs"][0]["id"]).get().ladder_id == other["id"]
 
 
+@pytest.mark.parametrize("part", ["case", "version", "variant", "engine"])
+def test_a_rung_whose_pin_changes_is_a_new_rung_with_a_new_id(owner_api, part):
+    """ "A rung's pin is its identity within the climb" and its id is "minted when the rung is
+    added and never reused": a PUT that keeps a rung's id but changes its pin adds a new rung
+    (new id) in its place; the old id is gone for good."""
+    low, high = versions(2)
+    CaseVersionFactory(case=low.case, version="2")
+    body = api_ladder(owner_api, rungs=[rung(low), rung(high)])
+    low_id, high_id = [r["id"] for r in body["rungs"]]
+    edited = editable(owner_api, body["id"])
+    changes = {"case": high.case.slug, "version": "2", "variant": "hard", "engine": "godot"}
+    edited["rungs"][0][part] = changes[part]
+
+    saved = put(owner_api, body["id"], edited)
+
+    assert saved.status_code == 200, saved.json()
+    new_id, kept = [r["id"] for r in saved.json()["rungs"]]
+    assert kept == high_id
+    assert new_id not in (low_id, high_id)
+    assert saved.json()["rungs"][0][part] == changes[part]
+    assert not Rung.objects.filter(rung_id=low_id).exists()
+
+
 def test_a_dispatchs_snapshot_and_every_job_it_launches_reference_the_rung_id(
     owner_api, driver, run_tasks
 ):
@@ -209,18 +234,18 @@ def test_rungs_order_takes_nothing_but_a_permutation(
 
 def test_edits_go_through_put(owner_api):
     """ "... and edits go through PUT /ladders/{id}." A rung edited by id keeps its id and takes
-    the new pin and runs."""
+    the new runs and place; a new pin is a new rung (see above)."""
     low, high = versions(2)
     body = api_ladder(owner_api, rungs=[rung(low), rung(high)])
     edited = editable(owner_api, body["id"])
-    edited["rungs"][1].update({"variant": "hard", "engine": "godot", "runs": 4})
+    edited["rungs"][1].update({"runs": 4})
     edited["rungs"].reverse()
     answer = put(owner_api, body["id"], edited)
     assert answer.status_code == 200, answer.json()
     assert [
         (r["id"], r["case"], r["variant"], r["engine"], r["runs"]) for r in answer.json()["rungs"]
     ] == [
-        (body["rungs"][1]["id"], "step-2", "hard", "godot", 4),
+        (body["rungs"][1]["id"], "step-2", "default", None, 4),
         (body["rungs"][0]["id"], "step-1", "default", None, None),
     ]
 

@@ -4,6 +4,7 @@ sentences about where the gate is stored go through the API."""
 
 import dataclasses
 import itertools
+from decimal import Decimal
 from fractions import Fraction
 
 import pytest
@@ -108,6 +109,27 @@ def test_a_fraction_threshold_is_met_exactly_when_count_is_at_least_fraction_tim
     for count in range(runs + 1):
         exact = Fraction(count) >= Fraction(hundredths, 100) * runs
         assert (count >= gate.required(runs)) == exact, (hundredths, runs, count)
+
+
+def test_a_fraction_just_above_two_thirds_of_three_runs_needs_all_three():
+    """ "compared as count >= fraction * runs": 2 >= 0.6666666668 × 3 = 2.0000000004 is false,
+    however close; rounding the product first would wrongly let two runs pass."""
+    assert Gate(count=None, fraction=0.6666666668).required(3) == 3
+    assert Gate(count=None, fraction=2 / 3).required(3) == 2  # 2/3 as a float is just below it
+
+
+@PROPERTY
+@given(
+    numerator=st.integers(min_value=0, max_value=10**10),
+    runs=st.integers(min_value=0, max_value=100),
+)
+def test_a_fraction_of_ten_decimal_places_is_compared_exactly(numerator, runs):
+    fraction = Decimal(numerator) / Decimal(10**10)
+    gate = Gate(count=None, fraction=float(fraction))
+    for count in (gate.required(runs) - 1, gate.required(runs)):
+        if 0 <= count <= runs:
+            exact = Fraction(count) >= Fraction(fraction) * runs
+            assert (count >= gate.required(runs)) == exact, (fraction, runs, count)
 
 
 @pytest.mark.parametrize(
