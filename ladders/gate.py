@@ -4,9 +4,9 @@ Pure functions over small values: reading a run, tallying a slot, deciding a run
 """
 
 import math
-from decimal import Decimal
 from collections.abc import Iterable
 from dataclasses import dataclass
+from decimal import Decimal
 from enum import StrEnum
 from itertools import islice
 from typing import NamedTuple

@@ -3,7 +3,6 @@
 import datetime as dt
 
 import pytest
-
 from django.utils import timezone
 
 from ladders import services
