@@ -83,6 +83,7 @@ def load(dispatches: list[Dispatch], *, only: set[str] | None = None) -> list[Lo
     have their cells pinned: the evidence of those cells alone is read)."""
     if not dispatches:
         return []
+    assert only is None or len(dispatches) == 1, "some climbers of one dispatch at a time"
     by_id = {d.pk: d for d in dispatches}
     climbers: dict[int, list[DispatchClimber]] = defaultdict(list)
     rows = DispatchClimber.objects.filter(dispatch__in=by_id)

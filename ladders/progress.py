@@ -215,33 +215,39 @@ def freeze(dispatch: Dispatch, standing: Standing) -> FinalStanding:
     return final
 
 
-def frozen_parts(dispatch: Dispatch, final: FinalStanding) -> list[Part]:
+def frozen_parts(
+    dispatch: Dispatch, final: FinalStanding, previous: list[Part] | None = None
+) -> list[Part]:
+    """Parts of an ended dispatch: its final standing, with the jobs it launched that are still
+    in flight read live. ``previous`` parts of the same standing keep their encoding and memo."""
     targets = {r["id"]: r["runs"] for r in dispatch.snapshot["rungs"]}
     launched = evidence.launched_in_flight(dispatch)
     parts = []
-    for climber in final.climbers:
+    for i, climber in enumerate(final.climbers):
         body = climber["body"]
         slots = body["slots"]
         in_flight = [launched.get((s["rung"], s["cellKey"]), 0) for s in slots]
-        parts.append(
-            Part(
-                key=body["key"],
-                body=body,
-                cells=frozenset(s["cellKey"] for s in slots if s["cellKey"]),
-                pinned=True,
-                status=body["status"],
-                slot_counts=Counter(s["status"] for s in slots),
-                total=sum(targets[s["rung"]] for s in slots),
-                # Every slot of an ended dispatch is passed, failed or skipped: done in full
-                # once the jobs it launched for it finish.
-                done=sum(
-                    targets[s["rung"]] - min(n, targets[s["rung"]])
-                    for s, n in zip(slots, in_flight, strict=True)
-                ),
-                launched=sum(in_flight),
-                completed=frozenset(r for ids in climber["completed"] for r in ids),
-            )
+        part = Part(
+            key=body["key"],
+            body=body,
+            cells=frozenset(s["cellKey"] for s in slots if s["cellKey"]),
+            pinned=True,
+            status=body["status"],
+            slot_counts=Counter(s["status"] for s in slots),
+            total=sum(targets[s["rung"]] for s in slots),
+            # Every slot of an ended dispatch is passed, failed or skipped: done in full once
+            # the jobs it launched for it finish.
+            done=sum(
+                targets[s["rung"]] - min(n, targets[s["rung"]])
+                for s, n in zip(slots, in_flight, strict=True)
+            ),
+            launched=sum(in_flight),
+            completed=frozenset(r for ids in climber["completed"] for r in ids),
+            encoded=previous[i].encoded if previous else b"",
         )
+        if previous:
+            part.memo = previous[i].memo  # the same body: the same rows
+        parts.append(part)
     return parts
 
 

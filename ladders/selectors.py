@@ -51,7 +51,7 @@ def _queue_entries(dispatch: Dispatch, climbers: list[dict]) -> list[tuple[int, 
     return entries
 
 
-def _slot_runs(ladder: Ladder, dispatch: Dispatch) -> list[dict]:
+def _slot_runs(dispatch: Dispatch) -> list[dict]:
     final = progress.final_of(dispatch)
     if final is not None:
         return [{"key": c["body"]["key"], "completed": c["completed"]} for c in final.climbers]
@@ -65,7 +65,7 @@ def review_queue(ladder: Ladder) -> list[dict]:
     dispatch = progress.dispatch_of(ladder)
     if dispatch is None:
         return []
-    entries = _queue_entries(dispatch, _slot_runs(ladder, dispatch))
+    entries = _queue_entries(dispatch, _slot_runs(dispatch))
     done = progress.reviewed(ladder, [run_id for run_id, _, _ in entries])
     entries = [entry for entry in entries if entry[0] not in done]
     runs = {

@@ -228,7 +228,7 @@ def _partial(ladder: Ladder, board: Board, look: Look) -> Board:
     parts = list(board.parts)
     if board.final is not None:
         # Ended: its parts never change; the jobs it launched still in flight do.
-        parts = progress.frozen_parts(dispatch, board.final)
+        parts = progress.frozen_parts(dispatch, board.final, previous=board.parts)
         progress.count_unreviewed(ladder, parts)
     else:
         affected = board.affected(look.keys())
