@@ -119,6 +119,11 @@ class Errors:
         return bool(self.by_path)
 
 
+def a(kind: str) -> str:
+    """A kind with its article: "a verdict", "an event"."""
+    return f"an {kind}" if kind[:1] in "aeiou" else f"a {kind}"
+
+
 def join(prefix: str, name: str | int) -> str:
     """``prefix.name``; an empty name leaves the prefix as it is."""
     if name == "":
@@ -365,23 +370,61 @@ def check_name_kinds(
     *,
     field: str = "kind",
     run_label: str = "this run",
+    declared: Mapping[str, tuple[str, str]] | None = None,
 ) -> dict[str, str]:
     """Within a run a name keeps the kind of its first signal (E195).
 
     ``kinds`` maps the names already on the run to their kind; signals are checked in order, so a
-    list that gives one name two kinds fails at the second. Returns the kinds after the signals.
+    list that gives one name two kinds fails at the second. ``declared`` (``rule_kinds`` of the
+    run's stored acceptance rule) is checked too: a signal may not give a name the rule reads
+    another kind. Returns the kinds after the signals.
     """
     known = dict(kinds)
+    declared = declared or {}
     for path, signal in signals:
+        if signal.name in declared and declared[signal.name][0] != signal.kind:
+            kind, part = declared[signal.name]
+            errors.add(
+                join(path, field),
+                f"{signal.name!r} is {a(kind)} in the acceptance rule of {run_label} ({part}); "
+                f"signal {signal.id!r} would make it {a(signal.kind)}.",
+                E195,
+            )
+            continue
         first = known.setdefault(signal.name, signal.kind)
         if first != signal.kind:
             errors.add(
                 join(path, field),
-                f"{signal.name!r} is a {first} signal on {run_label}; "
+                f"{signal.name!r} is {a(first)} signal on {run_label}; "
                 f"a name keeps the kind of its first signal.",
                 E195,
             )
     return known
+
+
+def rule_kinds(rule: Any) -> dict[str, tuple[str, str]]:
+    """The kind a stored acceptance rule gives each name it reads, with the part naming it.
+
+    ``requires`` names verdicts, ``score.name`` a score and ``excludes_events`` events. Read
+    leniently: a rule stored long ago that cannot be parsed any more still says what it can.
+    """
+    if not isinstance(rule, Mapping):
+        return {}
+    declared: dict[str, tuple[str, str]] = {}
+    score = rule.get("score")
+    parts = [
+        ("verdict", "requires", rule.get("requires")),
+        ("score", "score", [score.get("name")] if isinstance(score, Mapping) else None),
+        ("event", "excludes_events", rule.get("excludes_events")),
+    ]
+    for kind, part, names in parts:
+        if not isinstance(names, list):
+            continue
+        for index, name in enumerate(names):
+            if isinstance(name, str):
+                where = "score.name" if part == "score" else f"{part}.{index}"
+                declared.setdefault(name, (kind, where))
+    return declared
 
 
 # -- acceptance rules ---------------------------------------------------------------------------
@@ -452,14 +495,14 @@ def parse_rule(
     raw: Any,
     prefix: str = "",
     *,
-    run_kinds: Mapping[str, str] | None = None,
+    run_kinds: Mapping[str, tuple[str, str]] | None = None,
     check_recommended: bool = True,
 ) -> dict:
     """An acceptance rule, normalized (defaults filled in), or a ValidationError.
 
-    ``run_kinds`` (name → kind of the signals already on the run the rule applies to) adds the
-    run-level E195 check. ``check_recommended=False`` reads a rule stored earlier, whose names were
-    checked when it was stored.
+    ``run_kinds`` (name → kind and id of the first signal of that name already on the run the
+    rule applies to) adds the run-level E195 check. ``check_recommended=False`` reads a rule
+    stored earlier, whose names were checked when it was stored.
     """
     errors = Errors()
     if not isinstance(raw, Mapping):
@@ -477,7 +520,15 @@ def parse_rule(
     ext = _object(raw, "ext", join(prefix, "ext"), errors)
     requires = requires or []
     if check_recommended or run_kinds is not None:
-        _check_rule_kinds(requires, score, prefix, errors, run_kinds, check_recommended)
+        _check_rule_kinds(
+            requires,
+            score,
+            DEFAULT_EXCLUDES_EVENTS if excludes is None else excludes,
+            prefix,
+            errors,
+            run_kinds,
+            check_recommended,
+        )
     errors.raise_if_any()
     return normalized_rule(
         name=name,
@@ -490,34 +541,56 @@ def parse_rule(
     )
 
 
-def _check_rule_kinds(requires, score, prefix, errors, run_kinds, check_recommended) -> None:
-    """score.name never names a verdict or event; requires never names a score or event (E195)."""
+def _check_rule_kinds(
+    requires, score, excludes, prefix, errors, run_kinds, check_recommended
+) -> None:
+    """Each name of a rule has one kind (E195): ``requires`` names verdicts, ``score.name`` a
+    score, ``excludes_events`` events — by seed 000's recommended names, by the kinds of the
+    signals on the run the rule applies to, and by the rule's own other parts."""
 
     def kind_of(name: str) -> tuple[str | None, str]:
         if run_kinds is not None and name in run_kinds:
-            return run_kinds[name], "on this run"
+            kind, signal_id = run_kinds[name]
+            return kind, f"on this run (signal {signal_id!r})"
         if check_recommended:
             for kind, names in RECOMMENDED.items():
                 if name in names:
                     return kind, "by seed 000's recommended names"
         return None, ""
 
+    excluded = {name: index for index, name in reversed(list(enumerate(excludes)))}
     for index, name in enumerate(requires):
         kind, where = kind_of(name)
+        if kind is None and name in excluded:
+            kind, where = "event", f"in this rule's excludes_events.{excluded[name]}"
         if kind in ("score", "event"):
             errors.add(
                 join(join(prefix, "requires"), index),
-                f"{name!r} is a {kind} signal {where}; requires names verdicts only.",
+                f"{name!r} is {a(kind)} signal {where}; requires names verdicts only.",
                 E195,
             )
     if score is not None:
-        kind, where = kind_of(score["name"])
-        if kind is None and score["name"] in requires:
-            kind, where = "verdict", "in this rule's requires"
+        name = score["name"]
+        kind, where = kind_of(name)
+        if kind is None and name in requires:
+            kind, where = "verdict", f"in this rule's requires.{requires.index(name)}"
+        if kind is None and name in excluded:
+            kind, where = "event", f"in this rule's excludes_events.{excluded[name]}"
         if kind in ("verdict", "event"):
             errors.add(
                 join(join(prefix, "score"), "name"),
-                f"{score['name']!r} is a {kind} signal {where}; score names a score signal.",
+                f"{name!r} is {a(kind)} signal {where}; score names a score signal.",
+                E195,
+            )
+    claimed = set(requires) | ({score["name"]} if score is not None else set())
+    for index, name in enumerate(excludes):
+        if name in claimed:
+            continue  # refused above, at the part that names it as a verdict or a score
+        kind, where = kind_of(name)
+        if kind in ("verdict", "score"):
+            errors.add(
+                join(join(prefix, "excludes_events"), index),
+                f"{name!r} is {a(kind)} signal {where}; excludes_events names events only.",
                 E195,
             )
 

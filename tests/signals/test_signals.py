@@ -278,11 +278,11 @@ def test_the_same_id_may_be_used_on_another_run(owner_api, run, make_run):
 
 
 def test_a_later_signal_of_a_name_with_another_kind_is_E195(owner_api, run):
-    post(owner_api, run, signal(id="t1"))
-    score = signal(id="t2", kind="score", value=3)
+    post(owner_api, run, signal(id="t1", name="qa"))
+    score = signal(id="t2", name="qa", kind="score", value=3)
     body = assert_400(post(owner_api, run, score), "kind", "E195")
     assert "verdict" in body["errors"]["kind"][0]
-    assert post(owner_api, run, signal(id="t3", value="fail")).status_code == 201
+    assert post(owner_api, run, signal(id="t3", name="qa", value="fail")).status_code == 201
 
 
 def test_one_name_with_two_kinds_in_one_list_is_E195_at_the_second(owner_api, run):
@@ -293,8 +293,9 @@ def test_one_name_with_two_kinds_in_one_list_is_E195_at_the_second(owner_api, ru
 
 def test_the_name_kind_rule_is_per_run(owner_api, run, make_run):
     other = make_run()
-    post(owner_api, run, signal(id="t"))
-    assert post(owner_api, other, signal(id="t", kind="score", value=1)).status_code == 201
+    post(owner_api, run, signal(id="t", name="qa"))
+    score = signal(id="t", name="qa", kind="score", value=1)
+    assert post(owner_api, other, score).status_code == 201
 
 
 # -- who may read and add signals ---------------------------------------------------------------
@@ -354,3 +355,15 @@ def test_deleting_a_run_deletes_its_signals(owner_api, run):
 def test_observed_at_need_not_be_after_the_run(owner_api, run):
     early = (FINISHED - dt.timedelta(days=30)).isoformat()
     assert post(owner_api, run, signal(observed_at=early)).status_code == 201
+
+
+def test_an_E195_detail_names_the_E195_field_when_other_errors_come_first(owner_api, run):
+    body = assert_400(post(owner_api, run, signal(name=DROP, value="maybe")), "value", "E195")
+    assert "name" in body["errors"]
+    assert body["detail"].startswith("value: ")
+
+
+def test_an_E195_detail_names_the_first_E195_field_of_a_list(owner_api, run):
+    body = [signal(id="a", tier="sure"), signal(id="b", kind="score", value="high")]
+    response = assert_400(post(owner_api, run, body), "1.value", "E195")
+    assert response["detail"].startswith("1.value: ")
