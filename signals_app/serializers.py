@@ -35,10 +35,25 @@ class SignalSerializer(serializers.ModelSerializer):
         source="recorded_by.username", read_only=True, allow_null=True, default=None
     )
     recorded_at = serializers.DateTimeField(read_only=True)
+    threshold_result = serializers.ChoiceField(
+        choices=["pass", "fail"],
+        read_only=True,
+        allow_null=True,
+        help_text="A score read against its own threshold in its better direction (equal "
+        "passes); null when not a score, without threshold or better, or not measured yet. "
+        "Advisory: the acceptance rule's score part reads the rule's own target.",
+    )
 
     class Meta:
         model = Signal
-        fields = [*rules.SIGNAL_FIELDS, "run", "source", "recorded_by", "recorded_at"]
+        fields = [
+            *rules.SIGNAL_FIELDS,
+            "threshold_result",
+            "run",
+            "source",
+            "recorded_by",
+            "recorded_at",
+        ]
 
 
 class ScoreTargetSerializer(serializers.Serializer):

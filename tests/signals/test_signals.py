@@ -367,3 +367,58 @@ def test_an_E195_detail_names_the_first_E195_field_of_a_list(owner_api, run):
     body = [signal(id="a", tier="sure"), signal(id="b", kind="score", value="high")]
     response = assert_400(post(owner_api, run, body), "1.value", "E195")
     assert response["detail"].startswith("1.value: ")
+
+
+# -- a score's own threshold ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("value", "threshold", "better", "expected"),
+    [
+        (2450, 2400, "higher", "pass"),
+        (2400, 2400, "higher", "pass"),
+        (2399.5, 2400, "higher", "fail"),
+        (3, 5, "lower", "pass"),
+        (5, 5, "lower", "pass"),
+        (5.01, 5, "lower", "fail"),
+        (None, 5, "lower", None),
+        (3, DROP, "higher", None),
+        (3, 5, DROP, None),
+    ],
+)
+def test_a_scores_own_threshold_reads_pass_or_fail(
+    owner_api, run, value, threshold, better, expected
+):
+    body = signal(
+        id="s", kind="score", name="perf", value=value, threshold=threshold, better=better
+    )
+    response = post(owner_api, run, body)
+    assert response.status_code == 201, response.json()
+    assert response.json()["threshold_result"] == expected
+    listed = owner_api.get(signals_url(run)).json()["results"]
+    assert listed[0]["threshold_result"] == expected
+
+
+def test_a_threshold_means_nothing_on_a_verdict_or_an_event(owner_api, run):
+    body = [
+        signal(id="v", threshold=1, better="higher"),
+        signal(id="e", kind="event", name="issue", value="GH-1", threshold=1, better="higher"),
+    ]
+    results = [s["threshold_result"] for s in post(owner_api, run, body).json()]
+    assert results == [None, None]
+
+
+def test_a_scores_threshold_never_decides_the_rules_score_part(owner_api, run):
+    from loopweb.runs.models import Run
+
+    rule = {
+        "name": "perf>=2500",
+        "description": "perf reaches 2500",
+        "requires": [],
+        "score": {"name": "perf", "target": 2500, "better": "higher"},
+    }
+    Run.objects.filter(pk=run.pk).update(acceptance_rule=rule)
+    body = signal(id="p", kind="score", name="perf", value=2450, threshold=2400, better="higher")
+    assert post(owner_api, run, body).json()["threshold_result"] == "pass"
+    outcome = owner_api.get(f"/api/runs/{run.pk}/outcome").json()
+    assert outcome["result"] == "failure"
