@@ -10,7 +10,14 @@ from rest_framework import serializers
 from evalsets import selectors
 from evalsets.errors import Invalid
 from evalsets.inputs import canonical_pins, check_summary
-from evalsets.models import AuthoredBy, Evalset, EvalsetRun, OutcomeResult, Proposal
+from evalsets.models import (
+    AuthoredBy,
+    Evalset,
+    EvalsetRun,
+    GateOutcome,
+    OutcomeResult,
+    Proposal,
+)
 from evalsets.policy import parse_policy
 
 
@@ -57,10 +64,15 @@ class EvalsetCreateSerializer(serializers.Serializer):
 
 class EvalsetRunSerializer(serializers.ModelSerializer):
     evalset = serializers.CharField(source="evalset.hash", read_only=True)
+    recorded_at = serializers.DateTimeField(
+        read_only=True,
+        help_text="When the server recorded the run; the gate judges what came before a "
+        "proposal by it, not by the client's journaled_at.",
+    )
 
     class Meta:
         model = EvalsetRun
-        fields = ["id", "evalset", "journaled_at", "summary"]
+        fields = ["id", "evalset", "journaled_at", "recorded_at", "summary"]
 
 
 class JournalSerializer(serializers.Serializer):
@@ -131,6 +143,15 @@ class AdvisoryFlagSerializer(serializers.Serializer):
     created_at = serializers.DateTimeField()
 
 
+GATE_OUTCOME = serializers.ChoiceField(
+    choices=GateOutcome.values,
+    allow_null=True,
+    help_text="How the gate closed the proposal: measured (every checkpoint has its result) or "
+    "no_baseline (its schedule is over and no run was recorded before it was created); null "
+    "while it is open or not measured at all.",
+)
+
+
 class ProposalSerializer(serializers.ModelSerializer):
     owner = serializers.CharField(source="owner.username", read_only=True)
     schedule = serializers.SerializerMethodField()
@@ -139,6 +160,8 @@ class ProposalSerializer(serializers.ModelSerializer):
     latest_verdict = serializers.CharField(read_only=True, allow_null=True)
     revert_draft = serializers.SerializerMethodField()
     advisory_flag = serializers.SerializerMethodField()
+    gate_outcome = serializers.SerializerMethodField()
+    closed_at = serializers.DateTimeField(read_only=True, allow_null=True)
 
     class Meta:
         model = Proposal
@@ -157,6 +180,8 @@ class ProposalSerializer(serializers.ModelSerializer):
             "latest_verdict",
             "revert_draft",
             "advisory_flag",
+            "gate_outcome",
+            "closed_at",
         ]
 
     def get_schedule(self, proposal) -> list[dict[str, int]]:
@@ -167,6 +192,10 @@ class ProposalSerializer(serializers.ModelSerializer):
 
     def get_skipped(self, proposal) -> str | None:
         return selectors.skip_reason(proposal)
+
+    @extend_schema_field(GATE_OUTCOME)
+    def get_gate_outcome(self, proposal) -> str | None:
+        return proposal.gate_outcome or None
 
     @extend_schema_field(RevertDraftSerializer(allow_null=True))
     def get_revert_draft(self, proposal):

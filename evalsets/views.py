@@ -131,6 +131,7 @@ class ProposalViewSet(
                 "skipped": serializers.CharField(
                     allow_null=True, help_text="why the gate does not measure this proposal"
                 ),
+                "gate_outcome": s.GATE_OUTCOME,
             },
         ),
     )
@@ -140,6 +141,7 @@ class ProposalViewSet(
         response = self.get_paginated_response(s.OutcomeResultSerializer(page, many=True).data)
         response.data["gate"] = selectors.gate_status(proposal)
         response.data["skipped"] = selectors.skip_reason(proposal)
+        response.data["gate_outcome"] = proposal.gate_outcome or None
         return response
 
 
