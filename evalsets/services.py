@@ -35,6 +35,12 @@ from loopweb.tasking import enqueue
 CLOCK_SKEW = timedelta(minutes=5)
 
 
+def _clock(message: str) -> ValidationError:
+    """A moment the server's clock or the proposal's own history rules out: no schema can say
+    which moments those are, so the error has a code of its own."""
+    return ValidationError(message, code="clock")
+
+
 def _invalid(exc: Invalid, prefix: str) -> ValidationError:
     return ValidationError(exc.prefixed(prefix))
 
@@ -76,7 +82,9 @@ def journal_run(
     now = timezone.now()
     journaled_at = journaled_at or now
     if journaled_at > now + CLOCK_SKEW:
-        raise ValidationError({"journaled_at": ["A run cannot be journaled in the future."]})
+        raise ValidationError(
+            {"journaled_at": [_clock("A run cannot be journaled in the future.")]}
+        )
     from evalsets import tasks  # tasks import this module
 
     with transaction.atomic():
@@ -94,7 +102,7 @@ def journal_run(
 def create_proposal(
     *, owner, title: str, authored_by: str, applicable: bool, outcome_evalset: Any
 ) -> Proposal:
-    errors: dict[str, list[str]] = {}
+    errors: dict[str, list] = {}
     title = (title or "").strip()
     if not title or len(title) > 300:
         errors["title"] = ["Give a title of 1-300 characters."]
@@ -111,7 +119,9 @@ def create_proposal(
     if policy is not None:
         evalset = Evalset.objects.filter(hash=policy.hash).first()
         if evalset is None:
-            errors["outcome_evalset.hash"] = ["No evalset has this hash."]
+            errors["outcome_evalset.hash"] = [
+                ValidationError("No evalset has this hash.", code="does_not_exist")
+            ]
     if errors:
         raise ValidationError(errors)
     with transaction.atomic():
@@ -132,9 +142,13 @@ def apply_proposal(*, proposal: Proposal, applied_at: datetime | None = None) ->
     now = timezone.now()
     applied_at = applied_at or now
     if applied_at > now + CLOCK_SKEW:
-        raise ValidationError({"applied_at": ["A proposal cannot be applied in the future."]})
+        raise ValidationError(
+            {"applied_at": [_clock("A proposal cannot be applied in the future.")]}
+        )
     if applied_at < proposal.created_at:
-        raise ValidationError({"applied_at": ["A proposal cannot be applied before it existed."]})
+        raise ValidationError(
+            {"applied_at": [_clock("A proposal cannot be applied before it existed.")]}
+        )
     with transaction.atomic():
         # Compare-and-set: of two concurrent applies exactly one finds applied_at still null.
         won = Proposal.objects.filter(pk=proposal.pk, applied_at__isnull=True).update(

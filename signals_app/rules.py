@@ -11,10 +11,13 @@ import json
 import math
 from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
 from django.core.exceptions import ValidationError
+
+from loopweb.runs.moments import BadMoment, read_moment
+from loopweb.runs.numbers import json_integer
 
 E195 = "E195"
 
@@ -37,8 +40,6 @@ DEFAULT_WINDOW_DAYS = 14
 #: A hundred years: wide enough for any real window, small enough that date arithmetic holds.
 MAX_WINDOW_DAYS = 36_500
 MAX_SIGNALS_PER_REQUEST = 1000
-#: Timestamps are kept to years PostgreSQL and Python both read back.
-MIN_YEAR, MAX_YEAR = 1900, 9998
 
 #: A signal's fields, in the order the API shows them.
 SIGNAL_FIELDS = (
@@ -214,30 +215,16 @@ def _object(raw, key, path, errors) -> dict | None:
 
 
 def parse_timestamp(value: Any, path: str, errors: Errors, *, required: bool = True):
-    """An ISO 8601 timestamp with a time zone."""
+    """An RFC 3339 timestamp with a time zone, written between the years 1900 and 9998."""
     if value is None:
         if required:
             errors.add(path, "This field is required.", "required")
         return None
-    if not isinstance(value, str) or len(value) > 64:
-        errors.add(path, "Must be an ISO 8601 timestamp with a time zone.", "invalid")
-        return None
     try:
-        moment = datetime.fromisoformat(value)
-    except ValueError:
-        errors.add(path, "Must be an ISO 8601 timestamp with a time zone.", "invalid")
+        return read_moment(value)
+    except BadMoment as exc:
+        errors.add(path, str(exc), exc.code)
         return None
-    if moment.tzinfo is None or moment.utcoffset() is None:
-        errors.add(path, "Must include a time zone (e.g. Z or +02:00).", "invalid")
-        return None
-    try:
-        utc = moment.astimezone(UTC)
-    except OverflowError:
-        utc = None
-    if utc is None or not MIN_YEAR <= utc.year <= MAX_YEAR:
-        errors.add(path, f"Must lie between the years {MIN_YEAR} and {MAX_YEAR}.", "invalid")
-        return None
-    return moment
 
 
 def _unknown_keys(raw: Mapping, allowed: Collection[str], prefix: str, errors: Errors) -> None:
@@ -476,10 +463,11 @@ def _score_target(raw: Any, path: str, errors: Errors) -> dict | None:
 
 
 def _window_days(raw: Mapping, path: str, errors: Errors) -> int | None:
-    value = raw.get("window_days")
-    if value is None:
+    raw_value = raw.get("window_days")
+    if raw_value is None:
         return DEFAULT_WINDOW_DAYS
-    if isinstance(value, bool) or not isinstance(value, int):
+    value = json_integer(raw_value)
+    if value is None:
         errors.add(path, "Must be a whole number of days.", "invalid")
         return None
     if value < 0:

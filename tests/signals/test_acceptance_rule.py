@@ -116,7 +116,6 @@ def test_anonymous_callers_have_no_rule(anon_api):
         ({"excludes_events": [""]}, "excludes_events.0", "blank"),
         ({"window_days": -1}, "window_days", "min_value"),
         ({"window_days": 1.5}, "window_days", "invalid"),
-        ({"window_days": 14.0}, "window_days", "invalid"),
         ({"window_days": "14"}, "window_days", "invalid"),
         ({"window_days": True}, "window_days", "invalid"),
         ({"window_days": 36501}, "window_days", "max_value"),
@@ -149,6 +148,10 @@ def test_every_field_rule_answers_400_naming_its_field(owner_api, fields, field,
 @pytest.mark.parametrize("body", ["[]", '"tests"', "null"])
 def test_a_rule_is_an_object(owner_api, body):
     assert_400(owner_api.put(URL, body, content_type="application/json"), "body")
+
+
+def test_a_whole_number_of_days_may_be_written_as_json_schema_reads_an_integer(owner_api):
+    assert put(owner_api, rule(window_days=14.0)).json()["window_days"] == 14
 
 
 def test_limits_are_inclusive(owner_api):

@@ -102,9 +102,43 @@ def exception_handler(exc, context):
     return drf_exception_handler(exc, context)
 
 
+# The site's error handlers: under /api/ every error Django answers itself (a request it refuses
+# before any view runs, a CSRF failure outside DRF, a crash) is a JSON body in the API's error
+# shape, like DRF's; anywhere else it is Django's HTML page.
+
+
+def is_api(request) -> bool:
+    return request.path.startswith("/api/")
+
+
+def bad_request(request, exception):
+    """Django's 400: a suspicious request (too many form fields, a host not allowed, ...)."""
+    if is_api(request):
+        message = "The request could not be read."
+        return JsonResponse(
+            {"detail": message, "code": "bad_request", "errors": {"body": [message]}},
+            status=400,
+        )
+    return defaults.bad_request(request, exception)
+
+
+def permission_denied(request, exception):
+    if is_api(request):
+        return JsonResponse(
+            {"detail": "You do not have permission to perform this action."}, status=403
+        )
+    return defaults.permission_denied(request, exception)
+
+
 def not_found(request, exception):
-    """The site's 404 handler: a URL under /api/ that matches no route answers the API's 404
-    body, like every other 404 of the API; anything else gets the HTML page."""
-    if request.path.startswith("/api/"):
+    """A URL under /api/ that matches no route answers the API's 404 body, like every other 404
+    of the API."""
+    if is_api(request):
         return JsonResponse({"detail": "Not found."}, status=404)
     return defaults.page_not_found(request, exception)
+
+
+def server_error(request):
+    if is_api(request):
+        return JsonResponse({"detail": "Server error."}, status=500)
+    return defaults.server_error(request)
