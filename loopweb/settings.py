@@ -110,6 +110,14 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     DATABASES["default"].setdefault("OPTIONS", {}).update(
         {"timeout": 20, "transaction_mode": "IMMEDIATE", "init_command": "PRAGMA journal_mode=WAL;"}
     )
+    # Tests on SQLite use a file beside the configured one (test_<name>), like the demo's own
+    # database, not Django's default in-memory one: live servers, threads and worker processes
+    # each open their own connection. pytest-django suffixes it per xdist worker (_gw0, _gw1).
+    if not str(DATABASES["default"]["NAME"]).startswith(("file:", ":memory:")):
+        _sqlite = Path(DATABASES["default"]["NAME"])
+        DATABASES["default"].setdefault("TEST", {}).setdefault(
+            "NAME", str(_sqlite.with_name(f"test_{_sqlite.name}"))
+        )
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 TASK_BACKEND_NAME = os.environ.get("LOOPWEB_TASK_BACKEND", "database")
