@@ -4,13 +4,8 @@ hash that names no evalset, two pins that are the same pin once their defaults a
 moments the server's clock rules out."""
 
 from evalsets import inputs, policy
-from loopweb.runs.api.schema import COMPONENTS, NO_NUL, NOT_BLANK, nullable
+from loopweb.runs.api.schema import COMPONENTS, NO_NUL, NOT_BLANK, nullable, ref
 from loopweb.runs.models.catalog import PIN_PART
-
-
-def ref(name: str) -> dict:
-    return {"$ref": f"#/components/schemas/{name}"}
-
 
 PIN_PART_SCHEMA = {"type": "string", "pattern": PIN_PART.regex.pattern}
 

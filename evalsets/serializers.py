@@ -20,6 +20,7 @@ from evalsets.models import (
 )
 from evalsets.policy import parse_policy
 from loopweb.runs.api import fields as f
+from loopweb.runs.api.schema import ref
 
 
 def checked(check, value):
@@ -77,7 +78,7 @@ class EvalsetRunSerializer(f.ModelSerializer):
 
 
 class JournalSerializer(serializers.Serializer):
-    summary = f.json_field(openapi.ref("SummaryInput"))
+    summary = f.json_field(ref("SummaryInput"))
     journaled_at = f.DateTimeField(required=False, allow_null=True)
 
     def validate_summary(self, value):
@@ -212,7 +213,7 @@ class ProposalCreateSerializer(serializers.Serializer):
     authored_by = f.ChoiceField(choices=AuthoredBy.choices)
     applicable = f.BooleanField()
     # Checked by ``evalsets.policy.parse_policy``: errors name ``outcome_evalset.<path>``.
-    outcome_evalset = f.json_field(openapi.ref("OutcomeEvalsetInput"))
+    outcome_evalset = f.json_field(ref("OutcomeEvalsetInput"))
 
     def validate_outcome_evalset(self, value):
         checked(parse_policy, value)

@@ -7,7 +7,7 @@ signals already on the run, with another signal of the same request or with anot
 same rule (E195), and an id already taken on the run by another signal.
 """
 
-from loopweb.runs.api.schema import COMPONENTS, STORABLE_OBJECT, nullable, patch, text
+from loopweb.runs.api.schema import COMPONENTS, STORABLE_OBJECT, nullable, patch, ref, text
 from loopweb.runs.moments import MAX_LENGTH, YEAR_PATTERN
 from signals_app import rules
 
@@ -25,10 +25,6 @@ EXT = nullable({**STORABLE_OBJECT, "description": "Extensions."})
 
 def _recommended(*kinds: str) -> list[str]:
     return sorted(name for kind in kinds for name in rules.RECOMMENDED[kind])
-
-
-def _ref(name: str) -> dict:
-    return {"$ref": f"#/components/schemas/{name}"}
 
 
 SIGNAL = {
@@ -80,23 +76,23 @@ SIGNAL = {
 SIGNALS = {
     "description": "A signal, or a list of them (all or none).",
     "anyOf": [
-        _ref("SignalInput"),
+        ref("SignalInput"),
         {
             "type": "array",
             "minItems": 1,
             "maxItems": rules.MAX_SIGNALS_PER_REQUEST,
-            "items": _ref("SignalInput"),
+            "items": ref("SignalInput"),
         },
     ],
 }
 #: A push's ``signals``: as above, and an empty list adds none.
 PUSHED_SIGNALS = {
     "anyOf": [
-        _ref("SignalInput"),
+        ref("SignalInput"),
         {
             "type": "array",
             "maxItems": rules.MAX_SIGNALS_PER_REQUEST,
-            "items": _ref("SignalInput"),
+            "items": ref("SignalInput"),
         },
     ]
 }
@@ -135,7 +131,7 @@ RULE = {
         "name": text(MAX_NAME),
         "description": text(500),
         "requires": _names(not_in=_recommended("score", "event")),
-        "score": nullable(_ref("ScoreTargetInput")),
+        "score": nullable(ref("ScoreTargetInput")),
         "excludes_events": {
             **_names(not_in=_recommended("verdict", "score")),
             "description": '["revert", "incident"] when absent or null.',
@@ -179,12 +175,12 @@ COMPONENTS.update(
 
 # A push carries its signals and, maybe, the rule it was recorded under.
 for _push in ("RunPushRequest", "RunRepushRequest"):
-    patch(_push, signals=PUSHED_SIGNALS, acceptance_rule=nullable(_ref("AcceptanceRuleInput")))
+    patch(_push, signals=PUSHED_SIGNALS, acceptance_rule=nullable(ref("AcceptanceRuleInput")))
 
 #: What a post of signals answers: the signal, or the list, as stored.
-SIGNALS_ANSWER = {"anyOf": [_ref("Signal"), {"type": "array", "items": _ref("Signal")}]}
+SIGNALS_ANSWER = {"anyOf": [ref("Signal"), {"type": "array", "items": ref("Signal")}]}
 
 #: The request bodies of signals_app's own endpoints.
 SIGNALS_BODY = {"application/json": SIGNALS}
-RULE_BODY = {"application/json": _ref("AcceptanceRuleInput")}
-LATE_EVENT_BODY = {"application/json": _ref("LateEventInput")}
+RULE_BODY = {"application/json": ref("AcceptanceRuleInput")}
+LATE_EVENT_BODY = {"application/json": ref("LateEventInput")}

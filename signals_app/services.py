@@ -35,6 +35,14 @@ def _lock_runs(run_ids: Iterable[int]) -> list[Run]:
     )
 
 
+def _lock_run(run: Run) -> Run:
+    """The run, locked and read afresh (its stored rule may have changed since it was read)."""
+    locked = _lock_runs([run.pk])
+    if not locked:
+        raise Run.DoesNotExist(f"run {run.pk} is gone")
+    return locked[0]
+
+
 def _names_on(run: Run, names: Iterable[str]) -> dict[str, tuple[str, str]]:
     """Each of ``names`` already on the run: its kind (one per name, by the E195 rule) and the
     id of its first signal."""
@@ -107,7 +115,7 @@ def add_signals(*, run: Run, body: Any, recorded_by) -> Appended:
     """Append a signal or a list of signals to a run: all of them or none."""
     entries = rules.parse_signal_body(body)
     with transaction.atomic(durable=True):
-        (locked,) = _lock_runs([run.pk])
+        locked = _lock_run(run)
         errors = Errors()
         named, new = _append(
             run,
@@ -331,7 +339,7 @@ def record_referee(*, review: Review) -> None:
         return
     run = review.run
     with transaction.atomic():
-        (locked,) = _lock_runs([run.pk])
+        locked = _lock_run(run)
         data = SignalData(
             id=_mint_id(run, f"referee:{review.pk}"),
             kind="verdict",

@@ -74,6 +74,11 @@ def text(max_length: int | None = None, *, nullable: bool = False, blank: bool =
     return schema
 
 
+def ref(name: str) -> dict:
+    """A reference to the component ``name``."""
+    return {"$ref": f"#/components/schemas/{name}"}
+
+
 def nullable(schema: dict) -> dict:
     """``schema`` or null."""
     return {"anyOf": [schema, {"type": "null"}]}
