@@ -1,7 +1,8 @@
 """Seed 000's formats on the wire, snake_case as the seed writes them.
 
-Requests are validated by ``signals_app.rules`` (one place for every field rule and E195); the
-request serializers here describe the bodies for the OpenAPI schema.
+Requests are validated by ``signals_app.rules`` (one place for every field rule and E195) and
+described for the OpenAPI schema by ``signals_app.openapi``; the serializers here describe what
+the API answers.
 """
 
 from rest_framework import serializers
@@ -94,16 +95,6 @@ class OutcomeSerializer(serializers.Serializer):
     rule = AcceptanceRuleSerializer()
     rule_source = serializers.ChoiceField(choices=["run", "owner"])
     parts = OutcomePartSerializer(many=True)
-
-
-class LateEventSerializer(serializers.Serializer):
-    commit = serializers.CharField(max_length=200)
-    name = serializers.CharField(max_length=200)
-    value = serializers.CharField(max_length=500)
-    observed_at = serializers.DateTimeField()
-    tier = serializers.ChoiceField(choices=rules.TIERS)
-    id = serializers.CharField(max_length=200, required=False)
-    ext = serializers.JSONField(required=False, allow_null=True)
 
 
 class MatchedSerializer(serializers.Serializer):
