@@ -6,7 +6,7 @@ PG_URL ?= postgres://postgres@127.0.0.1:5432/loopweb
 TEST_DATABASE_URL ?= $(if $(DATABASE_URL),$(DATABASE_URL),$(PG_URL))
 PYTEST_ARGS ?=
 
-.PHONY: setup demo test test-browser-repeat lint format bench fuzz stress browsers clean
+.PHONY: setup demo test test-sqlite test-browser-repeat lint format bench fuzz stress browsers clean
 
 $(PY):
 	"$$(scripts/find-python)" -m venv $(VENV)
@@ -23,6 +23,13 @@ demo: setup
 
 test: setup
 	DATABASE_URL=$(TEST_DATABASE_URL) DEBUG=1 $(PY) -m pytest -n 2 --dist loadgroup $(PYTEST_ARGS)
+
+# The suite on SQLite, the demo's database, minus the tests that need PostgreSQL itself (marked
+# postgres). Each xdist worker gets a fresh file of its own: var/test_sqlite-suite.sqlite3_gw0, ...
+SQLITE_URL := sqlite:///$(CURDIR)/var/sqlite-suite.sqlite3
+test-sqlite: setup
+	@mkdir -p var; rm -f var/test_sqlite-suite.sqlite3*
+	DATABASE_URL=$(SQLITE_URL) DEBUG=1 $(PY) -m pytest -n 2 --dist loadgroup -m "not postgres" $(PYTEST_ARGS)
 
 # The browser journeys, BROWSER_REPEAT times in a row: a wait that depends on the machine's speed
 # shows up here before it reaches CI. LOOPWEB_BROWSER_SLOW_MO=250 slows every action down.
@@ -46,8 +53,9 @@ format: setup
 bench: setup
 	DATABASE_URL=$(TEST_DATABASE_URL) DEBUG=1 $(PY) -m bench
 
-# The full fuzzing budget (make test runs a small one); figures land in var/reliability/.
-FUZZ_EXAMPLES ?= 2000
+# schemathesis with every check against a live server, FUZZ_EXAMPLES generated requests per
+# operation as an owner and as a driver (make test runs 2); figures land in var/reliability/.
+FUZZ_EXAMPLES ?= 40
 fuzz: setup
 	DATABASE_URL=$(TEST_DATABASE_URL) DEBUG=1 LOOPWEB_FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) $(PY) -m pytest tests/fuzz -p no:xdist -q $(PYTEST_ARGS)
 

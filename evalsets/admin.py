@@ -38,7 +38,7 @@ class EvalsetRunAdmin(ReadOnlyAdmin):
     list_select_related = ["evalset", "journaled_by"]
     search_fields = ["evalset__name", "evalset__hash"]
     date_hierarchy = "journaled_at"
-    readonly_fields = ["evalset", "journaled_at", "summary", "journaled_by", "created_at"]
+    readonly_fields = ["evalset", "journaled_at", "recorded_at", "summary", "journaled_by"]
 
     @admin.display(description="passed")
     def passed(self, run):

@@ -12,6 +12,7 @@ from typing import Any
 
 from evalsets.errors import Invalid
 from loopweb.runs.models.catalog import PIN_PART
+from loopweb.runs.numbers import json_integer
 
 MAX_PINS = 500
 MAX_SUMMARY_KEYS = 200
@@ -49,13 +50,13 @@ def canonical_pins(raw: Any) -> list[dict[str, str | None]]:
             "variant": item.get("variant", "default"),
             "engine": item.get("engine"),
         }
-        if not isinstance(pin["case"], str) or not SLUG.match(pin["case"]):
+        if not isinstance(pin["case"], str) or not SLUG.fullmatch(pin["case"]):
             errors[f"{index}.case"] = ["Must be a case slug."]
         for part in ("version", "variant"):
-            if not isinstance(pin[part], str) or not PIN_PART.regex.match(pin[part]):
+            if not isinstance(pin[part], str) or not PIN_PART.regex.fullmatch(pin[part]):
                 errors[f"{index}.{part}"] = [PIN_PART.message]
         if pin["engine"] is not None and (
-            not isinstance(pin["engine"], str) or not PIN_PART.regex.match(pin["engine"])
+            not isinstance(pin["engine"], str) or not PIN_PART.regex.fullmatch(pin["engine"])
         ):
             errors[f"{index}.engine"] = ["Must be null or an engine name."]
         if any(key.startswith(f"{index}.") for key in errors):
@@ -80,11 +81,12 @@ def pins_hash(pins: list[dict[str, str | None]]) -> str:
 
 
 def _json_number(raw: Any) -> bool:
-    if isinstance(raw, bool):
+    """A JSON number in the engine's i64 range, whether written as an integer or not."""
+    if isinstance(raw, bool) or not isinstance(raw, (int, float)):
         return False
-    if isinstance(raw, int):
-        return -MAX_INT - 1 <= raw <= MAX_INT
-    return isinstance(raw, float) and math.isfinite(raw)
+    if isinstance(raw, float) and not math.isfinite(raw):
+        return False
+    return -MAX_INT - 1 <= raw <= MAX_INT
 
 
 def check_summary(raw: Any) -> dict[str, int | float]:
@@ -94,21 +96,24 @@ def check_summary(raw: Any) -> dict[str, int | float]:
     if len(raw) > MAX_SUMMARY_KEYS:
         raise Invalid({"": [f"At most {MAX_SUMMARY_KEYS} keys."]})
     errors: dict[str, list[str]] = {}
+    summary = dict(raw)
     for key in REQUIRED_COUNTS:
-        count = raw.get(key)
+        count = json_integer(raw.get(key))
         if key not in raw:
             errors[key] = ["This field is required."]
-        elif isinstance(count, bool) or not isinstance(count, int):
+        elif count is None:
             errors[key] = ["Must be a non-negative integer."]
         elif not 0 <= count <= MAX_INT:
             errors[key] = ["Must be a non-negative integer." if count < 0 else "Too large."]
+        else:
+            summary[key] = count
     for key, item in raw.items():
         if key in REQUIRED_COUNTS:
             continue
         if not key or len(key) > MAX_KEY:
             errors[key or "non_field_errors"] = [f"Keys are 1-{MAX_KEY} characters."]
         elif not _json_number(item):
-            errors[key] = ["Must be a number."]
+            errors[key] = [f"Must be a number from {-MAX_INT - 1} to {MAX_INT}."]
     if errors:
         raise Invalid(errors)
-    return dict(raw)
+    return summary

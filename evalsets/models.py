@@ -43,7 +43,9 @@ class EvalsetRun(models.Model):
         on_delete=models.SET_NULL,
         related_name="+",
     )
-    created_at = models.DateTimeField(default=timezone.now)
+    # When the server recorded the run; ``journaled_at`` is the client's date, for display and
+    # ordering. The gate judges what came before a proposal by this one.
+    recorded_at = models.DateTimeField(default=timezone.now)
 
     class Meta:
         ordering = ["-journaled_at", "-id"]
@@ -67,6 +69,13 @@ class EvalsetRun(models.Model):
 class AuthoredBy(models.TextChoices):
     LLM = "llm"
     HUMAN = "human"
+
+
+class GateOutcome(models.TextChoices):
+    """How the gate closed a proposal."""
+
+    MEASURED = "measured"
+    NO_BASELINE = "no_baseline"
 
 
 #: Proposals the gate still has checkpoints to record for.
@@ -94,8 +103,11 @@ class Proposal(models.Model):
     waits_on_grains = models.BooleanField(default=False)
     created_at = models.DateTimeField(default=timezone.now)
     applied_at = models.DateTimeField(null=True, blank=True)
-    # Every checkpoint of the schedule has its result: the gate has nothing left to do.
+    # The gate has nothing left to do: every checkpoint has its result (``gate_outcome``
+    # "measured"), or the schedule is over with no baseline run ("no_baseline").
     verify_complete = models.BooleanField(default=False)
+    gate_outcome = models.CharField(max_length=16, choices=GateOutcome.choices, blank=True)
+    closed_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["-created_at", "-id"]

@@ -17,6 +17,7 @@ from evalsets.verdict import (
     CostBound,
     effective_schedule,
 )
+from loopweb.runs.numbers import json_integer
 
 #: The engine stores counts and milliseconds as i64.
 MAX_COUNT = 2**63 - 1
@@ -77,8 +78,9 @@ class Policy:
 
 
 def _count(raw: Any) -> tuple[int | None, str | None]:
-    """A non-negative JSON integer (booleans, floats and strings such as "1d" are not)."""
-    if isinstance(raw, bool) or not isinstance(raw, int):
+    """A non-negative JSON integer (3 or 3.0; booleans, 3.5 and strings such as "1d" are not)."""
+    raw = json_integer(raw)
+    if raw is None:
         return None, "Must be a non-negative integer (a bare number of milliseconds or a count)."
     if raw < 0:
         return None, "Must not be negative."

@@ -16,6 +16,26 @@ GATE_MEASURING = "measuring"
 GATE_COMPLETE = "complete"
 
 
+def baseline_candidates(proposal: Proposal) -> QuerySet[EvalsetRun]:
+    """The runs that may be the proposal's baseline: those the server recorded before the
+    proposal was created. A run recorded later never is, whatever ``journaled_at`` it gives, so
+    the baseline of a proposal is fixed when it is created and no checkpoint sees another."""
+    return EvalsetRun.objects.filter(
+        evalset_id=proposal.evalset_id, recorded_at__lt=proposal.created_at
+    )
+
+
+def runs_since_apply(proposal: Proposal, now: datetime) -> QuerySet[EvalsetRun]:
+    """The runs journaled at or after the apply, as of ``now``: the evidence about it. A run
+    the server recorded before the proposal existed is never evidence about its apply."""
+    return EvalsetRun.objects.filter(
+        evalset_id=proposal.evalset_id,
+        journaled_at__gte=proposal.applied_at,
+        journaled_at__lte=now,
+        recorded_at__gte=proposal.created_at,
+    )
+
+
 def visible_proposals(user) -> QuerySet[Proposal]:
     """The caller's proposals (staff: everyone's), each with what its list row shows."""
     proposals = Proposal.objects.all() if user.is_staff else Proposal.objects.filter(owner=user)
@@ -23,7 +43,7 @@ def visible_proposals(user) -> QuerySet[Proposal]:
     return proposals.select_related("evalset", "owner", "revert_draft", "advisory_flag").annotate(
         has_baseline_run=Exists(
             EvalsetRun.objects.filter(
-                evalset=OuterRef("evalset"), journaled_at__lt=OuterRef("created_at")
+                evalset=OuterRef("evalset"), recorded_at__lt=OuterRef("created_at")
             )
         ),
         latest_verdict=Subquery(latest.values("verdict")[:1]),
@@ -70,11 +90,7 @@ def timeline(proposal: Proposal, *, now: datetime | None = None) -> list[Step]:
     progress = None
     if proposal.applied_at is not None:
         now = now or timezone.now()
-        runs = EvalsetRun.objects.filter(
-            evalset_id=proposal.evalset_id,
-            journaled_at__gte=proposal.applied_at,
-            journaled_at__lte=now,
-        ).count()
+        runs = runs_since_apply(proposal, now).count()
         grains = 0
         if any(c.kind == verdict.AFTER_GRAINS for c in schedule):
             grains = Run.objects.filter(

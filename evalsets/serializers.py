@@ -7,11 +7,20 @@ modules the services call, so the API, the admin and the ladders app share them.
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from evalsets import selectors
+from evalsets import openapi, selectors
 from evalsets.errors import Invalid
 from evalsets.inputs import canonical_pins, check_summary
-from evalsets.models import AuthoredBy, Evalset, EvalsetRun, OutcomeResult, Proposal
+from evalsets.models import (
+    AuthoredBy,
+    Evalset,
+    EvalsetRun,
+    GateOutcome,
+    OutcomeResult,
+    Proposal,
+)
 from evalsets.policy import parse_policy
+from loopweb.runs.api import fields as f
+from loopweb.runs.api.schema import ref
 
 
 def checked(check, value):
@@ -28,13 +37,13 @@ def checked(check, value):
 
 
 class PinSerializer(serializers.Serializer):
-    case = serializers.CharField()
-    version = serializers.CharField()
-    variant = serializers.CharField(default="default")
-    engine = serializers.CharField(allow_null=True, default=None)
+    case = f.CharField()
+    version = f.CharField()
+    variant = f.CharField(default="default")
+    engine = f.CharField(allow_null=True, default=None)
 
 
-class EvalsetSerializer(serializers.ModelSerializer):
+class EvalsetSerializer(f.ModelSerializer):
     pins = PinSerializer(many=True, read_only=True)
     run_count = serializers.SerializerMethodField()
 
@@ -47,41 +56,44 @@ class EvalsetSerializer(serializers.ModelSerializer):
 
 
 class EvalsetCreateSerializer(serializers.Serializer):
-    name = serializers.CharField(max_length=200)
+    name = f.CharField(max_length=200)
     # Checked by ``evalsets.inputs.canonical_pins`` so every error names ``pins.<i>.<key>``.
-    pins = serializers.JSONField()
+    pins = f.json_field(openapi.PINS)
 
     def validate_pins(self, value):
         return checked(canonical_pins, value)
 
 
-class EvalsetRunSerializer(serializers.ModelSerializer):
-    evalset = serializers.CharField(source="evalset.hash", read_only=True)
+class EvalsetRunSerializer(f.ModelSerializer):
+    evalset = f.CharField(source="evalset.hash", read_only=True)
+    recorded_at = f.DateTimeField(
+        read_only=True,
+        help_text="When the server recorded the run; the gate judges what came before a "
+        "proposal by it, not by the client's journaled_at.",
+    )
 
     class Meta:
         model = EvalsetRun
-        fields = ["id", "evalset", "journaled_at", "summary"]
+        fields = ["id", "evalset", "journaled_at", "recorded_at", "summary"]
 
 
 class JournalSerializer(serializers.Serializer):
-    summary = serializers.JSONField(
-        help_text="passed and failed (non-negative integers) and any other numeric fields"
-    )
-    journaled_at = serializers.DateTimeField(required=False, allow_null=True)
+    summary = f.json_field(ref("SummaryInput"))
+    journaled_at = f.DateTimeField(required=False, allow_null=True)
 
     def validate_summary(self, value):
         return checked(check_summary, value)
 
 
 class CostReadSerializer(serializers.Serializer):
-    read = serializers.CharField()
-    field = serializers.CharField()
-    max_increase_ratio = serializers.FloatField()
-    baseline = serializers.FloatField(allow_null=True)
-    current = serializers.FloatField(allow_null=True)
+    read = f.CharField()
+    field = f.CharField()
+    max_increase_ratio = f.FloatField()
+    baseline = f.FloatField(allow_null=True)
+    current = f.FloatField(allow_null=True)
 
 
-class OutcomeResultSerializer(serializers.ModelSerializer):
+class OutcomeResultSerializer(f.ModelSerializer):
     cost = serializers.SerializerMethodField()
 
     class Meta:
@@ -117,28 +129,39 @@ class OutcomeResultSerializer(serializers.ModelSerializer):
 
 
 class RevertDraftSerializer(serializers.Serializer):
-    id = serializers.IntegerField()
-    result = serializers.IntegerField(source="result_id")
-    severity = serializers.CharField()
-    reason = serializers.CharField()
-    created_at = serializers.DateTimeField()
+    id = f.IntegerField()
+    result = f.IntegerField(source="result_id")
+    severity = f.CharField()
+    reason = f.CharField()
+    created_at = f.DateTimeField()
 
 
 class AdvisoryFlagSerializer(serializers.Serializer):
-    id = serializers.IntegerField()
-    result = serializers.IntegerField(source="result_id")
-    reason = serializers.CharField()
-    created_at = serializers.DateTimeField()
+    id = f.IntegerField()
+    result = f.IntegerField(source="result_id")
+    reason = f.CharField()
+    created_at = f.DateTimeField()
 
 
-class ProposalSerializer(serializers.ModelSerializer):
-    owner = serializers.CharField(source="owner.username", read_only=True)
+GATE_OUTCOME = f.ChoiceField(
+    choices=GateOutcome.values,
+    allow_null=True,
+    help_text="How the gate closed the proposal: measured (every checkpoint has its result) or "
+    "no_baseline (its schedule is over and no run was recorded before it was created); null "
+    "while it is open or not measured at all.",
+)
+
+
+class ProposalSerializer(f.ModelSerializer):
+    owner = f.CharField(source="owner.username", read_only=True)
     schedule = serializers.SerializerMethodField()
     gate = serializers.SerializerMethodField()
     skipped = serializers.SerializerMethodField()
-    latest_verdict = serializers.CharField(read_only=True, allow_null=True)
+    latest_verdict = f.CharField(read_only=True, allow_null=True)
     revert_draft = serializers.SerializerMethodField()
     advisory_flag = serializers.SerializerMethodField()
+    gate_outcome = serializers.SerializerMethodField()
+    closed_at = f.DateTimeField(read_only=True, allow_null=True)
 
     class Meta:
         model = Proposal
@@ -157,6 +180,8 @@ class ProposalSerializer(serializers.ModelSerializer):
             "latest_verdict",
             "revert_draft",
             "advisory_flag",
+            "gate_outcome",
+            "closed_at",
         ]
 
     def get_schedule(self, proposal) -> list[dict[str, int]]:
@@ -167,6 +192,10 @@ class ProposalSerializer(serializers.ModelSerializer):
 
     def get_skipped(self, proposal) -> str | None:
         return selectors.skip_reason(proposal)
+
+    @extend_schema_field(GATE_OUTCOME)
+    def get_gate_outcome(self, proposal) -> str | None:
+        return proposal.gate_outcome or None
 
     @extend_schema_field(RevertDraftSerializer(allow_null=True))
     def get_revert_draft(self, proposal):
@@ -179,21 +208,12 @@ class ProposalSerializer(serializers.ModelSerializer):
         return AdvisoryFlagSerializer(flag).data if flag else None
 
 
-class StrictBooleanField(serializers.BooleanField):
-    """true or false, and nothing that merely looks like one ("yes", 1, "true")."""
-
-    def to_internal_value(self, data):
-        if not isinstance(data, bool):
-            self.fail("invalid", input=data)
-        return data
-
-
 class ProposalCreateSerializer(serializers.Serializer):
-    title = serializers.CharField(max_length=300)
-    authored_by = serializers.ChoiceField(choices=AuthoredBy.choices)
-    applicable = StrictBooleanField()
+    title = f.CharField(max_length=300)
+    authored_by = f.ChoiceField(choices=AuthoredBy.choices)
+    applicable = f.BooleanField()
     # Checked by ``evalsets.policy.parse_policy``: errors name ``outcome_evalset.<path>``.
-    outcome_evalset = serializers.JSONField()
+    outcome_evalset = f.json_field(ref("OutcomeEvalsetInput"))
 
     def validate_outcome_evalset(self, value):
         checked(parse_policy, value)
@@ -201,4 +221,4 @@ class ProposalCreateSerializer(serializers.Serializer):
 
 
 class ApplySerializer(serializers.Serializer):
-    applied_at = serializers.DateTimeField(required=False, allow_null=True)
+    applied_at = f.DateTimeField(required=False, allow_null=True)

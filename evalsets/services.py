@@ -12,7 +12,7 @@ from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from evalsets import verdict
+from evalsets import selectors, verdict
 from evalsets.errors import Invalid
 from evalsets.inputs import canonical_pins, check_summary, pins_hash
 from evalsets.models import (
@@ -21,6 +21,7 @@ from evalsets.models import (
     AuthoredBy,
     Evalset,
     EvalsetRun,
+    GateOutcome,
     OutcomeResult,
     Proposal,
     RevertDraft,
@@ -32,6 +33,12 @@ from loopweb.tasking import enqueue
 
 #: How far ahead of the server's clock a client may date a journaled run or an apply.
 CLOCK_SKEW = timedelta(minutes=5)
+
+
+def _clock(message: str) -> ValidationError:
+    """A moment the server's clock or the proposal's own history rules out: no schema can say
+    which moments those are, so the error has a code of its own."""
+    return ValidationError(message, code="clock")
 
 
 def _invalid(exc: Invalid, prefix: str) -> ValidationError:
@@ -75,7 +82,9 @@ def journal_run(
     now = timezone.now()
     journaled_at = journaled_at or now
     if journaled_at > now + CLOCK_SKEW:
-        raise ValidationError({"journaled_at": ["A run cannot be journaled in the future."]})
+        raise ValidationError(
+            {"journaled_at": [_clock("A run cannot be journaled in the future.")]}
+        )
     from evalsets import tasks  # tasks import this module
 
     with transaction.atomic():
@@ -84,7 +93,7 @@ def journal_run(
             summary=summary,
             journaled_at=journaled_at,
             journaled_by=journaled_by,
-            created_at=now,
+            recorded_at=now,
         )
         enqueue(tasks.verify_evalset, evalset.pk)
     return run
@@ -93,7 +102,7 @@ def journal_run(
 def create_proposal(
     *, owner, title: str, authored_by: str, applicable: bool, outcome_evalset: Any
 ) -> Proposal:
-    errors: dict[str, list[str]] = {}
+    errors: dict[str, list] = {}
     title = (title or "").strip()
     if not title or len(title) > 300:
         errors["title"] = ["Give a title of 1-300 characters."]
@@ -110,7 +119,9 @@ def create_proposal(
     if policy is not None:
         evalset = Evalset.objects.filter(hash=policy.hash).first()
         if evalset is None:
-            errors["outcome_evalset.hash"] = ["No evalset has this hash."]
+            errors["outcome_evalset.hash"] = [
+                ValidationError("No evalset has this hash.", code="does_not_exist")
+            ]
     if errors:
         raise ValidationError(errors)
     with transaction.atomic():
@@ -131,9 +142,13 @@ def apply_proposal(*, proposal: Proposal, applied_at: datetime | None = None) ->
     now = timezone.now()
     applied_at = applied_at or now
     if applied_at > now + CLOCK_SKEW:
-        raise ValidationError({"applied_at": ["A proposal cannot be applied in the future."]})
+        raise ValidationError(
+            {"applied_at": [_clock("A proposal cannot be applied in the future.")]}
+        )
     if applied_at < proposal.created_at:
-        raise ValidationError({"applied_at": ["A proposal cannot be applied before it existed."]})
+        raise ValidationError(
+            {"applied_at": [_clock("A proposal cannot be applied before it existed.")]}
+        )
     with transaction.atomic():
         # Compare-and-set: of two concurrent applies exactly one finds applied_at still null.
         won = Proposal.objects.filter(pk=proposal.pk, applied_at__isnull=True).update(
@@ -163,9 +178,11 @@ def _schedule_verification(proposal: Proposal) -> None:
 # Measuring ------------------------------------------------------------------------------------
 
 
-def _runs_before(proposal: Proposal, moment: datetime) -> list[EvalsetRun]:
+def _runs_before(proposal: Proposal) -> list[EvalsetRun]:
+    """The baseline candidates journaled strictly before the apply, newest first."""
     return list(
-        EvalsetRun.objects.filter(evalset_id=proposal.evalset_id, journaled_at__lt=moment)
+        selectors.baseline_candidates(proposal)
+        .filter(journaled_at__lt=proposal.applied_at)
         .only("id", "journaled_at", "summary")
         .order_by("-journaled_at", "-id")
     )
@@ -185,13 +202,22 @@ def _baseline(policy: Policy, before: list[EvalsetRun]) -> tuple[EvalsetRun | No
 
 
 def has_baseline_run(proposal: Proposal) -> bool:
-    return EvalsetRun.objects.filter(
-        evalset_id=proposal.evalset_id, journaled_at__lt=proposal.created_at
-    ).exists()
+    return selectors.baseline_candidates(proposal).exists()
+
+
+def _close(proposal: Proposal, outcome: str, now: datetime) -> None:
+    """The gate has nothing left to do for the proposal: it leaves the sweep."""
+    Proposal.objects.filter(pk=proposal.pk).update(
+        verify_complete=True, gate_outcome=outcome, closed_at=now
+    )
 
 
 def verify_proposal(*, proposal_id: int, now: datetime | None = None) -> list[OutcomeResult]:
-    """Record every checkpoint of the proposal that has come due and can be measured."""
+    """Record every checkpoint of the proposal that has come due and can be measured.
+
+    A proposal with no baseline run never gets one (see ``selectors.baseline_candidates``): it
+    is closed as ``no_baseline`` once its whole schedule has come due, and measured never.
+    """
     now = now or timezone.now()
     with transaction.atomic(durable=True):
         # Lock the proposal: a journal task, a push task and the sweep may measure it at once,
@@ -201,7 +227,7 @@ def verify_proposal(*, proposal_id: int, now: datetime | None = None) -> list[Ou
             .filter(GATE_OPEN, pk=proposal_id)
             .first()
         )
-        if proposal is None or not has_baseline_run(proposal):
+        if proposal is None:
             return []
         policy = proposal.policy
         schedule = policy.schedule()
@@ -211,13 +237,9 @@ def verify_proposal(*, proposal_id: int, now: datetime | None = None) -> list[Ou
         }
         waiting = [c for c in schedule if c not in recorded]
         if not waiting:
-            Proposal.objects.filter(pk=proposal.pk).update(verify_complete=True)
+            _close(proposal, GateOutcome.MEASURED, now)
             return []
-        since = EvalsetRun.objects.filter(
-            evalset_id=proposal.evalset_id,
-            journaled_at__gte=proposal.applied_at,
-            journaled_at__lte=now,
-        )
+        since = selectors.runs_since_apply(proposal, now)
         grains = 0
         if any(c.kind == verdict.AFTER_GRAINS for c in waiting):
             grains = Run.objects.filter(
@@ -225,12 +247,16 @@ def verify_proposal(*, proposal_id: int, now: datetime | None = None) -> list[Ou
             ).count()
         progress = verdict.Progress(proposal.applied_at, now, since.count(), grains)
         due = [c for c in waiting if verdict.is_due(c, progress)]
+        if not has_baseline_run(proposal):
+            if len(due) == len(waiting):
+                _close(proposal, GateOutcome.NO_BASELINE, now)
+            return []  # no metric, never a fabricated one
         if not due:
             return []
         current = since.order_by("-journaled_at", "-id").first()
         if current is None:
             return []  # due, but nothing measured since the apply: it stays due
-        baseline_run, best_before = _baseline(policy, _runs_before(proposal, proposal.applied_at))
+        baseline_run, best_before = _baseline(policy, _runs_before(proposal))
         if baseline_run is None:
             return []
         judgement = verdict.judge(
@@ -249,7 +275,7 @@ def verify_proposal(*, proposal_id: int, now: datetime | None = None) -> list[Ou
         )
         results = [result for result in written if result is not None]
         if len(due) == len(waiting):
-            Proposal.objects.filter(pk=proposal.pk).update(verify_complete=True)
+            _close(proposal, GateOutcome.MEASURED, now)
     return results
 
 

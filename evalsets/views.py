@@ -3,6 +3,7 @@
 Views parse, call one service or selector, and render; the rules live elsewhere.
 """
 
+import django_filters
 from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
 from django.db.models import Count
@@ -16,8 +17,9 @@ from rest_framework.response import Response
 from evalsets import selectors, services
 from evalsets import serializers as s
 from evalsets.chart import outcome_chart
-from evalsets.models import Evalset, Proposal
+from evalsets.models import AuthoredBy, Evalset, Proposal
 from evalsets.verdict import SKIP_REASONS
+from loopweb.runs.api import filters
 from loopweb.runs.api.permissions import CanPush, CatalogWrite, IsOwner
 
 
@@ -83,6 +85,15 @@ class EvalsetViewSet(
         return Response(s.EvalsetRunSerializer(run).data, status=status.HTTP_201_CREATED)
 
 
+class ProposalFilter(django_filters.FilterSet):
+    authored_by = filters.ChoiceFilter(choices=AuthoredBy.choices)
+    applicable = filters.BooleanFilter()
+
+    class Meta:
+        model = Proposal
+        fields = ["authored_by", "applicable"]
+
+
 class ProposalViewSet(
     mixins.ListModelMixin,
     mixins.RetrieveModelMixin,
@@ -91,7 +102,7 @@ class ProposalViewSet(
     """Proposals belong to their creator; anyone else's answers 404."""
 
     serializer_class = s.ProposalSerializer
-    filterset_fields = ["authored_by", "applicable"]
+    filterset_class = ProposalFilter
     queryset = Proposal.objects.none()  # for the schema; requests use get_queryset
 
     def get_queryset(self):
@@ -131,6 +142,7 @@ class ProposalViewSet(
                 "skipped": serializers.CharField(
                     allow_null=True, help_text="why the gate does not measure this proposal"
                 ),
+                "gate_outcome": s.GATE_OUTCOME,
             },
         ),
     )
@@ -140,6 +152,7 @@ class ProposalViewSet(
         response = self.get_paginated_response(s.OutcomeResultSerializer(page, many=True).data)
         response.data["gate"] = selectors.gate_status(proposal)
         response.data["skipped"] = selectors.skip_reason(proposal)
+        response.data["gate_outcome"] = proposal.gate_outcome or None
         return response
 
 

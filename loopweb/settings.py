@@ -108,6 +108,14 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     DATABASES["default"].setdefault("OPTIONS", {}).update(
         {"timeout": 20, "transaction_mode": "IMMEDIATE", "init_command": "PRAGMA journal_mode=WAL;"}
     )
+    # Tests on SQLite use a file beside the configured one (test_<name>), like the demo's own
+    # database, not Django's default in-memory one: live servers, threads and worker processes
+    # each open their own connection. pytest-django suffixes it per xdist worker (_gw0, _gw1).
+    if not str(DATABASES["default"]["NAME"]).startswith(("file:", ":memory:")):
+        _sqlite = Path(DATABASES["default"]["NAME"])
+        DATABASES["default"].setdefault("TEST", {}).setdefault(
+            "NAME", str(_sqlite.with_name(f"test_{_sqlite.name}"))
+        )
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 TASK_BACKEND_NAME = os.environ.get("LOOPWEB_TASK_BACKEND", "database")
@@ -161,6 +169,11 @@ REST_FRAMEWORK = {
     "DEFAULT_PAGINATION_CLASS": "loopweb.runs.api.pagination.Pagination",
     "PAGE_SIZE": 50,
     "DEFAULT_FILTER_BACKENDS": ["django_filters.rest_framework.DjangoFilterBackend"],
+    # JSON in, JSON out: the schema names no other media type, and a form body would be read
+    # by rules the schema does not state (a repeated field, a field that is not a set).
+    "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],
+    "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
+    "TEST_REQUEST_DEFAULT_FORMAT": "json",
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "EXCEPTION_HANDLER": "loopweb.runs.api.errors.exception_handler",
     "UNAUTHENTICATED_USER": "django.contrib.auth.models.AnonymousUser",
@@ -171,6 +184,8 @@ SPECTACULAR_SETTINGS = {
     "VERSION": "0.1.0",
     "SERVE_INCLUDE_SCHEMA": False,
     "COMPONENT_SPLIT_REQUEST": True,
+    # JSON Schema 2020-12 states what the API refuses (const, if/then, propertyNames, null).
+    "OAS_VERSION": "3.1.0",
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",
         "loopweb.runs.api.schema.document_errors",

@@ -2,7 +2,10 @@ from django.contrib import admin
 from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
+handler400 = "loopweb.runs.api.errors.bad_request"
+handler403 = "loopweb.runs.api.errors.permission_denied"
 handler404 = "loopweb.runs.api.errors.not_found"
+handler500 = "loopweb.runs.api.errors.server_error"
 
 urlpatterns = [
     path("admin/", admin.site.urls),

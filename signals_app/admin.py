@@ -19,6 +19,7 @@ class SignalAdmin(admin.ModelAdmin):
         "kind",
         "name",
         "value",
+        "threshold_reading",
         "tier",
         "observed_at",
         "source",
@@ -30,7 +31,11 @@ class SignalAdmin(admin.ModelAdmin):
     actions = None
 
     def get_readonly_fields(self, request, obj=None):
-        return [field.name for field in Signal._meta.fields]
+        return [*(field.name for field in Signal._meta.fields), "threshold_reading"]
+
+    @admin.display(description="against its threshold")
+    def threshold_reading(self, signal):
+        return signal.threshold_reading
 
     def has_add_permission(self, request):
         return False

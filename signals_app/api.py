@@ -11,7 +11,7 @@ from rest_framework.views import APIView
 
 from loopweb.runs.access import role_of
 from loopweb.runs.models import Role
-from signals_app import selectors, services
+from signals_app import openapi, selectors, services
 from signals_app import serializers as s
 from signals_app.models import Signal
 
@@ -37,10 +37,10 @@ class RunSignalsView(GenericAPIView):
         return self.get_paginated_response(s.SignalSerializer(page, many=True).data)
 
     @extend_schema(
-        request=s.SignalSerializer,
+        request=openapi.SIGNALS_BODY,
         description="A signal, or a list of signals (all or none). Re-sending a signal with the "
         "same id and content appends nothing.",
-        responses={201: s.SignalSerializer, 200: s.SignalSerializer},
+        responses={201: openapi.SIGNALS_ANSWER, 200: openapi.SIGNALS_ANSWER},
     )
     def post(self, request, pk: int):
         run = selectors.visible_run_or_404(request.user, pk)
@@ -63,7 +63,7 @@ class LateEventView(APIView):
     parser_classes = [JSONParser]
 
     @extend_schema(
-        request=s.LateEventSerializer,
+        request=openapi.LATE_EVENT_BODY,
         responses={201: s.MatchedSerializer, 200: s.MatchedSerializer},
     )
     def post(self, request):
@@ -83,7 +83,7 @@ class AcceptanceRuleView(APIView):
         return Response(services.current_rule_of(request.user.pk))
 
     @extend_schema(
-        request=s.AcceptanceRuleSerializer,
+        request=openapi.RULE_BODY,
         responses={200: s.AcceptanceRuleSerializer, 400: OpenApiResponse(description="E195")},
     )
     def put(self, request):

@@ -2,7 +2,7 @@ from django.conf import settings
 from django.db import models
 
 from loopweb.runs.models import Run
-from signals_app import rules
+from signals_app import outcome, rules
 
 
 class SignalKind(models.TextChoices):
@@ -82,6 +82,20 @@ class Signal(models.Model):
             ext=data.ext,
             **fields,
         )
+
+    @property
+    def threshold_result(self) -> str | None:
+        """``pass`` or ``fail`` against the signal's own threshold (None: nothing to read)."""
+        return outcome.against_threshold(self.kind, self.value, self.threshold, self.better)
+
+    @property
+    def threshold_reading(self) -> str:
+        """The threshold reading for people: ``pass (at least 2400)``, or "" when there is none."""
+        result = self.threshold_result
+        if result is None:
+            return ""
+        bound = "at least" if self.better == "higher" else "at most"
+        return f"{result} ({bound} {self.threshold:g})"
 
     def as_data(self) -> rules.SignalData:
         return rules.SignalData(

@@ -198,3 +198,21 @@ def read_outcome(rule: Rule, signals: Sequence[Observation], finished_at: dateti
         result = "success"
     tier = weakest([part.tier for part in parts if part.tier is not None])
     return Outcome(result=result, tier=tier, parts=tuple(parts))
+
+
+def against_threshold(
+    kind: str, value: object, threshold: float | None, better: str | None
+) -> State | None:
+    """A score read against its own ``threshold`` ("turns a score into pass or fail").
+
+    ``pass`` when the value reaches the threshold in the score's ``better`` direction (at least
+    it when higher is better, at most when lower; equal passes), else ``fail``. None when there
+    is nothing to read: not a score, no threshold, no direction, or a score not measured yet.
+    The acceptance rule never reads this: its score part compares with the rule's own target.
+    """
+    if kind != "score" or threshold is None or better not in ("higher", "lower"):
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    reached = value >= threshold if better == "higher" else value <= threshold
+    return "pass" if reached else "fail"

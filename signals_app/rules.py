@@ -11,10 +11,13 @@ import json
 import math
 from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
 from django.core.exceptions import ValidationError
+
+from loopweb.runs.moments import BadMoment, read_moment
+from loopweb.runs.numbers import json_integer
 
 E195 = "E195"
 
@@ -37,8 +40,6 @@ DEFAULT_WINDOW_DAYS = 14
 #: A hundred years: wide enough for any real window, small enough that date arithmetic holds.
 MAX_WINDOW_DAYS = 36_500
 MAX_SIGNALS_PER_REQUEST = 1000
-#: Timestamps are kept to years PostgreSQL and Python both read back.
-MIN_YEAR, MAX_YEAR = 1900, 9998
 
 #: A signal's fields, in the order the API shows them.
 SIGNAL_FIELDS = (
@@ -117,6 +118,11 @@ class Errors:
 
     def __bool__(self) -> bool:
         return bool(self.by_path)
+
+
+def a(kind: str) -> str:
+    """A kind with its article: "a verdict", "an event"."""
+    return f"an {kind}" if kind[:1] in "aeiou" else f"a {kind}"
 
 
 def join(prefix: str, name: str | int) -> str:
@@ -209,30 +215,16 @@ def _object(raw, key, path, errors) -> dict | None:
 
 
 def parse_timestamp(value: Any, path: str, errors: Errors, *, required: bool = True):
-    """An ISO 8601 timestamp with a time zone."""
+    """An RFC 3339 timestamp with a time zone, written between the years 1900 and 9998."""
     if value is None:
         if required:
             errors.add(path, "This field is required.", "required")
         return None
-    if not isinstance(value, str) or len(value) > 64:
-        errors.add(path, "Must be an ISO 8601 timestamp with a time zone.", "invalid")
-        return None
     try:
-        moment = datetime.fromisoformat(value)
-    except ValueError:
-        errors.add(path, "Must be an ISO 8601 timestamp with a time zone.", "invalid")
+        return read_moment(value)
+    except BadMoment as exc:
+        errors.add(path, str(exc), exc.code)
         return None
-    if moment.tzinfo is None or moment.utcoffset() is None:
-        errors.add(path, "Must include a time zone (e.g. Z or +02:00).", "invalid")
-        return None
-    try:
-        utc = moment.astimezone(UTC)
-    except OverflowError:
-        utc = None
-    if utc is None or not MIN_YEAR <= utc.year <= MAX_YEAR:
-        errors.add(path, f"Must lie between the years {MIN_YEAR} and {MAX_YEAR}.", "invalid")
-        return None
-    return moment
 
 
 def _unknown_keys(raw: Mapping, allowed: Collection[str], prefix: str, errors: Errors) -> None:
@@ -365,23 +357,61 @@ def check_name_kinds(
     *,
     field: str = "kind",
     run_label: str = "this run",
+    declared: Mapping[str, tuple[str, str]] | None = None,
 ) -> dict[str, str]:
     """Within a run a name keeps the kind of its first signal (E195).
 
     ``kinds`` maps the names already on the run to their kind; signals are checked in order, so a
-    list that gives one name two kinds fails at the second. Returns the kinds after the signals.
+    list that gives one name two kinds fails at the second. ``declared`` (``rule_kinds`` of the
+    run's stored acceptance rule) is checked too: a signal may not give a name the rule reads
+    another kind. Returns the kinds after the signals.
     """
     known = dict(kinds)
+    declared = declared or {}
     for path, signal in signals:
+        if signal.name in declared and declared[signal.name][0] != signal.kind:
+            kind, part = declared[signal.name]
+            errors.add(
+                join(path, field),
+                f"{signal.name!r} is {a(kind)} in the acceptance rule of {run_label} ({part}); "
+                f"signal {signal.id!r} would make it {a(signal.kind)}.",
+                E195,
+            )
+            continue
         first = known.setdefault(signal.name, signal.kind)
         if first != signal.kind:
             errors.add(
                 join(path, field),
-                f"{signal.name!r} is a {first} signal on {run_label}; "
+                f"{signal.name!r} is {a(first)} signal on {run_label}; "
                 f"a name keeps the kind of its first signal.",
                 E195,
             )
     return known
+
+
+def rule_kinds(rule: Any) -> dict[str, tuple[str, str]]:
+    """The kind a stored acceptance rule gives each name it reads, with the part naming it.
+
+    ``requires`` names verdicts, ``score.name`` a score and ``excludes_events`` events. Read
+    leniently: a rule stored long ago that cannot be parsed any more still says what it can.
+    """
+    if not isinstance(rule, Mapping):
+        return {}
+    declared: dict[str, tuple[str, str]] = {}
+    score = rule.get("score")
+    parts = [
+        ("verdict", "requires", rule.get("requires")),
+        ("score", "score", [score.get("name")] if isinstance(score, Mapping) else None),
+        ("event", "excludes_events", rule.get("excludes_events")),
+    ]
+    for kind, part, names in parts:
+        if not isinstance(names, list):
+            continue
+        for index, name in enumerate(names):
+            if isinstance(name, str):
+                where = "score.name" if part == "score" else f"{part}.{index}"
+                declared.setdefault(name, (kind, where))
+    return declared
 
 
 # -- acceptance rules ---------------------------------------------------------------------------
@@ -433,10 +463,11 @@ def _score_target(raw: Any, path: str, errors: Errors) -> dict | None:
 
 
 def _window_days(raw: Mapping, path: str, errors: Errors) -> int | None:
-    value = raw.get("window_days")
-    if value is None:
+    raw_value = raw.get("window_days")
+    if raw_value is None:
         return DEFAULT_WINDOW_DAYS
-    if isinstance(value, bool) or not isinstance(value, int):
+    value = json_integer(raw_value)
+    if value is None:
         errors.add(path, "Must be a whole number of days.", "invalid")
         return None
     if value < 0:
@@ -452,14 +483,14 @@ def parse_rule(
     raw: Any,
     prefix: str = "",
     *,
-    run_kinds: Mapping[str, str] | None = None,
+    run_kinds: Mapping[str, tuple[str, str]] | None = None,
     check_recommended: bool = True,
 ) -> dict:
     """An acceptance rule, normalized (defaults filled in), or a ValidationError.
 
-    ``run_kinds`` (name → kind of the signals already on the run the rule applies to) adds the
-    run-level E195 check. ``check_recommended=False`` reads a rule stored earlier, whose names were
-    checked when it was stored.
+    ``run_kinds`` (name → kind and id of the first signal of that name already on the run the
+    rule applies to) adds the run-level E195 check. ``check_recommended=False`` reads a rule
+    stored earlier, whose names were checked when it was stored.
     """
     errors = Errors()
     if not isinstance(raw, Mapping):
@@ -477,7 +508,15 @@ def parse_rule(
     ext = _object(raw, "ext", join(prefix, "ext"), errors)
     requires = requires or []
     if check_recommended or run_kinds is not None:
-        _check_rule_kinds(requires, score, prefix, errors, run_kinds, check_recommended)
+        _check_rule_kinds(
+            requires,
+            score,
+            DEFAULT_EXCLUDES_EVENTS if excludes is None else excludes,
+            prefix,
+            errors,
+            run_kinds,
+            check_recommended,
+        )
     errors.raise_if_any()
     return normalized_rule(
         name=name,
@@ -490,34 +529,56 @@ def parse_rule(
     )
 
 
-def _check_rule_kinds(requires, score, prefix, errors, run_kinds, check_recommended) -> None:
-    """score.name never names a verdict or event; requires never names a score or event (E195)."""
+def _check_rule_kinds(
+    requires, score, excludes, prefix, errors, run_kinds, check_recommended
+) -> None:
+    """Each name of a rule has one kind (E195): ``requires`` names verdicts, ``score.name`` a
+    score, ``excludes_events`` events — by seed 000's recommended names, by the kinds of the
+    signals on the run the rule applies to, and by the rule's own other parts."""
 
     def kind_of(name: str) -> tuple[str | None, str]:
         if run_kinds is not None and name in run_kinds:
-            return run_kinds[name], "on this run"
+            kind, signal_id = run_kinds[name]
+            return kind, f"on this run (signal {signal_id!r})"
         if check_recommended:
             for kind, names in RECOMMENDED.items():
                 if name in names:
                     return kind, "by seed 000's recommended names"
         return None, ""
 
+    excluded = {name: index for index, name in reversed(list(enumerate(excludes)))}
     for index, name in enumerate(requires):
         kind, where = kind_of(name)
+        if kind is None and name in excluded:
+            kind, where = "event", f"in this rule's excludes_events.{excluded[name]}"
         if kind in ("score", "event"):
             errors.add(
                 join(join(prefix, "requires"), index),
-                f"{name!r} is a {kind} signal {where}; requires names verdicts only.",
+                f"{name!r} is {a(kind)} signal {where}; requires names verdicts only.",
                 E195,
             )
     if score is not None:
-        kind, where = kind_of(score["name"])
-        if kind is None and score["name"] in requires:
-            kind, where = "verdict", "in this rule's requires"
+        name = score["name"]
+        kind, where = kind_of(name)
+        if kind is None and name in requires:
+            kind, where = "verdict", f"in this rule's requires.{requires.index(name)}"
+        if kind is None and name in excluded:
+            kind, where = "event", f"in this rule's excludes_events.{excluded[name]}"
         if kind in ("verdict", "event"):
             errors.add(
                 join(join(prefix, "score"), "name"),
-                f"{score['name']!r} is a {kind} signal {where}; score names a score signal.",
+                f"{name!r} is {a(kind)} signal {where}; score names a score signal.",
+                E195,
+            )
+    claimed = set(requires) | ({score["name"]} if score is not None else set())
+    for index, name in enumerate(excludes):
+        if name in claimed:
+            continue  # refused above, at the part that names it as a verdict or a score
+        kind, where = kind_of(name)
+        if kind in ("verdict", "score"):
+            errors.add(
+                join(join(prefix, "excludes_events"), index),
+                f"{name!r} is {a(kind)} signal {where}; excludes_events names events only.",
                 E195,
             )
 

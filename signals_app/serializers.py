@@ -1,7 +1,8 @@
 """Seed 000's formats on the wire, snake_case as the seed writes them.
 
-Requests are validated by ``signals_app.rules`` (one place for every field rule and E195); the
-request serializers here describe the bodies for the OpenAPI schema.
+Requests are validated by ``signals_app.rules`` (one place for every field rule and E195) and
+described for the OpenAPI schema by ``signals_app.openapi``; the serializers here describe what
+the API answers.
 """
 
 from rest_framework import serializers
@@ -35,10 +36,25 @@ class SignalSerializer(serializers.ModelSerializer):
         source="recorded_by.username", read_only=True, allow_null=True, default=None
     )
     recorded_at = serializers.DateTimeField(read_only=True)
+    threshold_result = serializers.ChoiceField(
+        choices=["pass", "fail"],
+        read_only=True,
+        allow_null=True,
+        help_text="A score read against its own threshold in its better direction (equal "
+        "passes); null when not a score, without threshold or better, or not measured yet. "
+        "Advisory: the acceptance rule's score part reads the rule's own target.",
+    )
 
     class Meta:
         model = Signal
-        fields = [*rules.SIGNAL_FIELDS, "run", "source", "recorded_by", "recorded_at"]
+        fields = [
+            *rules.SIGNAL_FIELDS,
+            "threshold_result",
+            "run",
+            "source",
+            "recorded_by",
+            "recorded_at",
+        ]
 
 
 class ScoreTargetSerializer(serializers.Serializer):
@@ -79,16 +95,6 @@ class OutcomeSerializer(serializers.Serializer):
     rule = AcceptanceRuleSerializer()
     rule_source = serializers.ChoiceField(choices=["run", "owner"])
     parts = OutcomePartSerializer(many=True)
-
-
-class LateEventSerializer(serializers.Serializer):
-    commit = serializers.CharField(max_length=200)
-    name = serializers.CharField(max_length=200)
-    value = serializers.CharField(max_length=500)
-    observed_at = serializers.DateTimeField()
-    tier = serializers.ChoiceField(choices=rules.TIERS)
-    id = serializers.CharField(max_length=200, required=False)
-    ext = serializers.JSONField(required=False, allow_null=True)
 
 
 class MatchedSerializer(serializers.Serializer):

@@ -35,14 +35,26 @@ def _lock_runs(run_ids: Iterable[int]) -> list[Run]:
     )
 
 
-def _kinds_on(run: Run, names: Iterable[str]) -> dict[str, str]:
-    """The kind of each of ``names`` already on the run (one kind per name, by the E195 rule)."""
-    return dict(
+def _lock_run(run: Run) -> Run:
+    """The run, locked and read afresh (its stored rule may have changed since it was read)."""
+    locked = _lock_runs([run.pk])
+    if not locked:
+        raise Run.DoesNotExist(f"run {run.pk} is gone")
+    return locked[0]
+
+
+def _names_on(run: Run, names: Iterable[str]) -> dict[str, tuple[str, str]]:
+    """Each of ``names`` already on the run: its kind (one per name, by the E195 rule) and the
+    id of its first signal."""
+    found: dict[str, tuple[str, str]] = {}
+    rows = (
         Signal.objects.filter(run=run, name__in=set(names))
-        .order_by()
-        .values_list("name", "kind")
-        .distinct()
+        .order_by("pk")
+        .values_list("name", "kind", "signal_id")
     )
+    for name, kind, signal_id in rows:
+        found.setdefault(name, (kind, signal_id))
+    return found
 
 
 def _append(
@@ -56,17 +68,19 @@ def _append(
     id_field: str = "id",
     run_label: str = "this run",
     on_run: list[Signal] | None = None,
+    declared: Mapping[str, tuple[str, str]] | None = None,
 ) -> tuple[list[Signal], list[Signal]]:
     """Check entries against a locked run; return (every named signal, the new unsaved ones).
 
     A signal whose id is already on the run with the same content is the same signal sent again
     and is not added twice; the same id with other content is refused. ``on_run``, when given,
-    is every signal on the run, and the database is not read.
+    is every signal on the run, and the database is not read. ``declared`` is what the run's
+    stored acceptance rule says of its names (``rules.rule_kinds``); a new signal must agree.
     """
     if on_run is None:
         ids, names = {d.id for _, d in entries}, {d.name for _, d in entries}
         existing = {s.signal_id: s for s in Signal.objects.filter(run=run, signal_id__in=ids)}
-        kinds = _kinds_on(run, names)
+        kinds = {name: kind for name, (kind, _) in _names_on(run, names).items()}
     else:
         existing = {s.signal_id: s for s in on_run}
         kinds = {}
@@ -91,7 +105,9 @@ def _append(
         fresh[data.id] = signal
         named.append(signal)
         new.append((path, data))
-    rules.check_name_kinds(new, kinds, errors, field=kind_field, run_label=run_label)
+    rules.check_name_kinds(
+        new, kinds, errors, field=kind_field, run_label=run_label, declared=declared
+    )
     return named, list(fresh.values())
 
 
@@ -99,9 +115,16 @@ def add_signals(*, run: Run, body: Any, recorded_by) -> Appended:
     """Append a signal or a list of signals to a run: all of them or none."""
     entries = rules.parse_signal_body(body)
     with transaction.atomic(durable=True):
-        _lock_runs([run.pk])
+        locked = _lock_run(run)
         errors = Errors()
-        named, new = _append(run, entries, errors, source=Source.API, recorded_by=recorded_by)
+        named, new = _append(
+            run,
+            entries,
+            errors,
+            source=Source.API,
+            recorded_by=recorded_by,
+            declared=rules.rule_kinds(locked.acceptance_rule),
+        )
         errors.raise_if_any()
         Signal.objects.bulk_create(new)
     return Appended(signals=named, created=len(new))
@@ -151,6 +174,7 @@ def add_late_event(*, user, body: Any) -> Matched:
                 recorded_by=user,
                 kind_field="name",
                 run_label=f"run {run.pk}",
+                declared=rules.rule_kinds(run.acceptance_rule),
             )
             new.extend(fresh)
         errors.raise_if_any()
@@ -242,6 +266,10 @@ def record_push(*, run: Run, created: bool, payload: Mapping[str, Any]) -> None:
     else:
         _lock_runs([run.pk])
         on_run = list(Signal.objects.filter(run=run).order_by("pk"))
+    rule = payload.get("acceptance_rule")
+    # A push that gives a rule has it checked against every signal below; otherwise the push's
+    # signals are checked against the rule the run stores (the owner's, on a first push).
+    declared = rules.rule_kinds(run.acceptance_rule) if rule is None else {}
     errors = Errors()
     runtime = _runtime_signal(run, errors, on_run)
     errors.raise_if_any()
@@ -254,19 +282,25 @@ def record_push(*, run: Run, created: bool, payload: Mapping[str, Any]) -> None:
             source=Source.PLATFORM,
             kind_field="",
             on_run=on_run,
+            declared=declared,
         )
         errors.raise_if_any()
         new += fresh
         on_run = [*on_run, *fresh]
     _, fresh = _append(
-        run, entries, errors, source=Source.PUSH, recorded_by=run.pushed_by, on_run=on_run
+        run,
+        entries,
+        errors,
+        source=Source.PUSH,
+        recorded_by=run.pushed_by,
+        on_run=on_run,
+        declared=declared,
     )
     errors.raise_if_any()
     Signal.objects.bulk_create([*new, *fresh])
-    rule = payload.get("acceptance_rule")
     if rule is not None:
         run.acceptance_rule = rules.parse_rule(
-            rule, "acceptance_rule", run_kinds=_kinds_on(run, _rule_names_in(rule))
+            rule, "acceptance_rule", run_kinds=_names_on(run, _rule_names_in(rule))
         )
         run.save(update_fields=["acceptance_rule"])
 
@@ -283,7 +317,16 @@ def _rule_names_in(raw: Any) -> set[str]:
     if not isinstance(raw, Mapping):
         return set()
     requires = raw.get("requires")
-    names = {n for n in requires if isinstance(n, str)} if isinstance(requires, list) else set()
+    excludes = raw.get("excludes_events")
+    if excludes is None:
+        excludes = rules.DEFAULT_EXCLUDES_EVENTS
+    names = {
+        name
+        for listed in (requires, excludes)
+        if isinstance(listed, (list, tuple))
+        for name in listed
+        if isinstance(name, str)
+    }
     score = raw.get("score")
     if isinstance(score, Mapping) and isinstance(score.get("name"), str):
         names.add(score["name"])
@@ -296,7 +339,7 @@ def record_referee(*, review: Review) -> None:
         return
     run = review.run
     with transaction.atomic():
-        _lock_runs([run.pk])
+        locked = _lock_run(run)
         data = SignalData(
             id=_mint_id(run, f"referee:{review.pk}"),
             kind="verdict",
@@ -315,6 +358,7 @@ def record_referee(*, review: Review) -> None:
             source=Source.REVIEW,
             recorded_by=review.reviewer,
             kind_field="",
+            declared=rules.rule_kinds(locked.acceptance_rule),
         )
         errors.raise_if_any()
         Signal.objects.bulk_create(fresh)

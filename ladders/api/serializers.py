@@ -3,13 +3,15 @@ from rest_framework import serializers
 
 from ladders.config import MAX_RUNGS
 from ladders.models import Ladder, default_gate
+from loopweb.runs.api import fields as f
+from loopweb.runs.api import schema
 from loopweb.runs.models import Combination, CoverageGroup, Rating
 from loopweb.runs.models.catalog import PIN_PART
 
 
 class ThresholdSerializer(serializers.Serializer):
-    count = serializers.IntegerField(min_value=0, max_value=10_000, required=False)
-    fraction = serializers.FloatField(min_value=0.0, max_value=1.0, required=False)
+    count = f.IntegerField(min_value=0, max_value=10_000, required=False)
+    fraction = f.FloatField(min_value=0.0, max_value=1.0, required=False)
 
     def to_internal_value(self, data):
         if isinstance(data, dict):
@@ -26,37 +28,43 @@ class ThresholdSerializer(serializers.Serializer):
         return attrs
 
 
+# A threshold is {"count": n} or {"fraction": f}: exactly one key, no other.
+schema.patch(
+    "ThresholdRequest", _={"additionalProperties": False, "minProperties": 1, "maxProperties": 1}
+)
+
+
 class GateSerializer(serializers.Serializer):
-    floor = serializers.ChoiceField(choices=Rating.values, default="scuffed")
+    floor = f.ChoiceField(choices=Rating.values, default="scuffed")
     threshold = ThresholdSerializer(default={"count": 1})
-    unloadedCountsAsBroken = serializers.BooleanField(default=True)
-    earlyStop = serializers.BooleanField(default=False)
+    unloadedCountsAsBroken = f.BooleanField(default=True)
+    earlyStop = f.BooleanField(default=False)
 
 
 class RungSerializer(serializers.Serializer):
-    id = serializers.CharField(max_length=40, required=False, allow_null=True)
-    case = serializers.SlugField(max_length=100)
-    version = serializers.CharField(max_length=64, validators=[PIN_PART])
-    variant = serializers.CharField(max_length=64, validators=[PIN_PART], default="default")
-    engine = serializers.CharField(
+    id = f.CharField(max_length=40, required=False, allow_null=True)
+    case = f.SlugField(max_length=100)
+    version = f.CharField(max_length=64, validators=[PIN_PART])
+    variant = f.CharField(max_length=64, validators=[PIN_PART], default="default")
+    engine = f.CharField(
         max_length=64, validators=[PIN_PART], allow_null=True, required=False, default=None
     )
-    runs = serializers.IntegerField(min_value=1, max_value=100, allow_null=True, default=None)
-    stale = serializers.BooleanField(read_only=True)
+    runs = f.IntegerField(min_value=1, max_value=100, allow_null=True, default=None)
+    stale = f.BooleanField(read_only=True)
 
 
-def known_ids(queryset, value: list[int], what: str, noun: str) -> list[int]:
-    """The ids, each once, all of them rows of the queryset."""
+def known_ids(queryset, value: list[int], what: str) -> list[int]:
+    """The ids (distinct: the field says so), all of them rows of the queryset."""
     known = set(queryset.filter(pk__in=value).values_list("pk", flat=True))
     unknown = [pk for pk in value if pk not in known]
     if unknown:
-        raise serializers.ValidationError(f"Unknown {what} id(s): {unknown}.")
-    if len(set(value)) != len(value):
-        raise serializers.ValidationError(f"A {noun} appears twice.")
+        raise serializers.ValidationError(
+            f"Unknown {what} id(s): {unknown}.", code="does_not_exist"
+        )
     return value
 
 
-class RetryCountField(serializers.IntegerField):
+class RetryCountField(f.IntegerField):
     """0-10; a value above the range is clamped to 10, below it is an error."""
 
     def to_internal_value(self, data):
@@ -64,22 +72,32 @@ class RetryCountField(serializers.IntegerField):
 
 
 class LadderConfigSerializer(serializers.Serializer):
-    id = serializers.IntegerField(read_only=True)
-    name = serializers.CharField(max_length=200)
+    id = f.IntegerField(read_only=True)
+    name = f.CharField(max_length=200)
     rungs = RungSerializer(many=True, default=list)
-    groups = serializers.ListField(child=serializers.IntegerField(), default=list, max_length=100)
-    combinations = serializers.ListField(
-        child=serializers.IntegerField(), default=list, max_length=1000
+    groups = f.ListField(
+        child=f.IdField(),
+        default=list,
+        max_length=100,
+        unique=True,
+        unique_message="A group appears twice.",
+    )
+    combinations = f.ListField(
+        child=f.IdField(),
+        default=list,
+        max_length=1000,
+        unique=True,
+        unique_message="A combination appears twice.",
     )
     gate = GateSerializer(default=default_gate)
-    runsPerCell = serializers.IntegerField(min_value=1, max_value=100, default=1)
-    runsInFlightLimit = serializers.IntegerField(
+    runsPerCell = f.IntegerField(min_value=1, max_value=100, default=1)
+    runsInFlightLimit = f.IntegerField(
         min_value=0, max_value=100_000, allow_null=True, default=None
     )
     retryCount = RetryCountField(min_value=0, default=1)
-    outerAxis = serializers.ChoiceField(choices=["rung", "combination"], default="rung")
+    outerAxis = f.ChoiceField(choices=["rung", "combination"], default="rung")
     reviewers = serializers.ListField(
-        child=serializers.CharField(max_length=150), default=list, max_length=100
+        child=f.CharField(max_length=150), default=list, max_length=100
     )
 
     def validate_rungs(self, value):
@@ -87,18 +105,16 @@ class LadderConfigSerializer(serializers.Serializer):
             raise serializers.ValidationError(f"A ladder holds at most {MAX_RUNGS} rungs.")
         ids = [r.get("id") for r in value if r.get("id")]
         if len(ids) != len(set(ids)):
-            raise serializers.ValidationError("A rung id appears twice.")
+            raise serializers.ValidationError("A rung id appears twice.", code="unique")
         return value
 
     def validate_groups(self, value):
         # The ladder's owner: staff editing another owner's ladder keep that owner's groups.
         owner = self.context.get("owner") or self.context["request"].user
-        return known_ids(
-            CoverageGroup.objects.filter(owner=owner), value, "combination group", "group"
-        )
+        return known_ids(CoverageGroup.objects.filter(owner=owner), value, "combination group")
 
     def validate_combinations(self, value):
-        return known_ids(Combination.objects.all(), value, "combination", "combination")
+        return known_ids(Combination.objects.all(), value, "combination")
 
     def validate_reviewers(self, value):
         users = dict(
@@ -106,7 +122,7 @@ class LadderConfigSerializer(serializers.Serializer):
         )
         unknown = [name for name in value if name not in users]
         if unknown:
-            raise serializers.ValidationError(f"Unknown user(s): {unknown}.")
+            raise serializers.ValidationError(f"Unknown user(s): {unknown}.", code="does_not_exist")
         return [users[name] for name in dict.fromkeys(value)]
 
     def validate_gate(self, value):
@@ -135,16 +151,16 @@ def ladder_config_json(ladder: Ladder, stale: set) -> dict:
 
 
 class RungOrderSerializer(serializers.Serializer):
-    order = serializers.ListField(child=serializers.CharField(max_length=40), max_length=MAX_RUNGS)
+    order = f.ListField(child=f.CharField(max_length=40), max_length=MAX_RUNGS, unique=True)
 
 
 class StopSerializer(serializers.Serializer):
-    cancelRunning = serializers.BooleanField(default=False)
+    cancelRunning = f.BooleanField(default=False)
 
 
 class RetrySerializer(serializers.Serializer):
-    climber = serializers.CharField(max_length=500)
+    climber = f.CharField(max_length=500)
 
 
 class DispatchJournalSerializer(serializers.Serializer):
-    evalset = serializers.CharField(max_length=128)
+    evalset = f.CharField(max_length=128)

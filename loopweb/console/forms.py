@@ -27,9 +27,24 @@ def _ids(values: list[str]) -> list:
     return [int(v) if v.isdigit() else v for v in values]
 
 
+INTEGER = re.compile(r"^[+-]?[0-9]+$")
+DECIMAL = re.compile(r"^[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?$")
+
+
+def _number(raw: str):
+    """A number typed into a form, as the JSON number the API takes; anything else is passed
+    on as typed, for the serializer to refuse beside its field."""
+    raw = raw.strip()
+    if INTEGER.match(raw):
+        return int(raw)
+    if DECIMAL.match(raw):
+        return float(raw)
+    return raw
+
+
 def _optional(raw: str):
     raw = raw.strip()
-    return None if raw == "" else raw
+    return None if raw == "" else _number(raw)
 
 
 @dataclass
@@ -125,9 +140,9 @@ class EditorState:
     def to_api(self) -> dict:
         """The ladder as ``POST /api/ladders/`` takes it."""
         if self.threshold_kind == "fraction":
-            threshold = {"fraction": self.threshold_fraction}
+            threshold = {"fraction": _number(self.threshold_fraction)}
         else:
-            threshold = {"count": self.threshold_count}
+            threshold = {"count": _number(self.threshold_count)}
         return {
             "name": self.name,
             "rungs": [
@@ -149,9 +164,9 @@ class EditorState:
                 "unloadedCountsAsBroken": self.unloaded,
                 "earlyStop": self.early_stop,
             },
-            "runsPerCell": self.runs_per_cell,
+            "runsPerCell": _number(self.runs_per_cell),
             "runsInFlightLimit": _optional(self.limit),
-            "retryCount": self.retry_count,
+            "retryCount": _number(self.retry_count),
             "outerAxis": self.outer_axis,
             "reviewers": [n for n in re.split(r"[\s,]+", self.reviewers) if n],
         }
@@ -255,7 +270,7 @@ class ReviewInput:
         """Checked by the API's review serializer: rating 1-5, writeup, optional verdict."""
         body = ReviewSerializer(
             data={
-                "aestheticRating": self.aesthetic_rating,
+                "aestheticRating": _number(self.aesthetic_rating),
                 "writeup": self.writeup,
                 "verdict": self.verdict,
             }

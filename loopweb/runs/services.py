@@ -405,7 +405,9 @@ def push_run(
         if job_id is not None:
             origin = Job.objects.filter(pk=job_id).values_list("origin", flat=True).first()
             if origin is None:
-                raise ValidationError({"job": [f"job {job_id} does not exist"]})
+                raise ValidationError(
+                    {"job": [ValidationError(f"job {job_id} does not exist", "does_not_exist")]}
+                )
             signals.attempt_ending.send(sender=Job, origin=origin)
             job = Job.objects.select_for_update().get(pk=job_id)
             # A job's run is stored in the transaction that ends its attempt, under this lock, so

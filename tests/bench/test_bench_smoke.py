@@ -6,7 +6,8 @@ from django.test import override_settings
 
 from bench.suite import run_all
 
-pytestmark = [pytest.mark.django_db(transaction=True)]
+# The benchmarks build and vacuum PostgreSQL databases of their own.
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.postgres]
 
 
 @override_settings(ALLOWED_HOSTS=["127.0.0.1", "localhost", "testserver"])

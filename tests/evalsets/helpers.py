@@ -26,6 +26,19 @@ def make_evalset(name: str = "core", pins=None, created_by=None) -> Evalset:
 
 
 def journal(evalset: Evalset, at: dt.datetime, passed: int, failed: int = 0, **extra) -> EvalsetRun:
+    """Journal a run at ``at`` as the server would have recorded it then (``recorded_at``)."""
+    run = services.journal_run(
+        evalset=evalset, summary={"passed": passed, "failed": failed, **extra}, journaled_at=at
+    )
+    EvalsetRun.objects.filter(pk=run.pk).update(recorded_at=at)
+    run.recorded_at = at
+    return run
+
+
+def journal_back_dated(
+    evalset: Evalset, at: dt.datetime, passed: int, failed: int = 0, **extra
+) -> EvalsetRun:
+    """Journal a run now (the server records it now) with a client ``journaled_at`` of ``at``."""
     return services.journal_run(
         evalset=evalset, summary={"passed": passed, "failed": failed, **extra}, journaled_at=at
     )

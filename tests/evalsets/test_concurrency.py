@@ -3,7 +3,7 @@
 import threading
 
 import pytest
-from django.db import connection, connections
+from django.db import connections
 
 from evalsets import services
 from evalsets.models import OutcomeResult, RevertDraft
@@ -11,7 +11,7 @@ from tests.evalsets.helpers import apply, journal, make_evalset, propose, t
 
 pytestmark = [
     pytest.mark.django_db(transaction=True),
-    pytest.mark.skipif(connection.vendor == "sqlite", reason="needs concurrent writers"),
+    pytest.mark.postgres,  # needs concurrent writers
 ]
 
 WORKERS = 4

@@ -2,8 +2,17 @@
 
 import pytest
 
-from evalsets.models import AdvisoryFlag, OutcomeResult, RevertDraft
-from tests.evalsets.helpers import apply, journal, make_evalset, propose, t, verify
+from evalsets.models import AdvisoryFlag, EvalsetRun, OutcomeResult, RevertDraft
+from evalsets.selectors import skip_reason, visible_proposals
+from tests.evalsets.helpers import (
+    apply,
+    journal,
+    journal_back_dated,
+    make_evalset,
+    propose,
+    t,
+    verify,
+)
 
 pytestmark = pytest.mark.django_db
 
@@ -185,6 +194,52 @@ def test_no_run_before_the_proposal_means_no_metric(owner):
     assert verify(proposal) == []
     assert not OutcomeResult.objects.exists()
     assert not RevertDraft.objects.exists()
+
+
+def test_a_run_back_dated_before_the_proposal_but_recorded_after_it_is_no_baseline(owner):
+    evalset = make_evalset()
+    proposal = propose(owner, evalset, created_at=t(100), checkpoints=AT_NEXT_RUN)
+    # Journaled now, dated to before the proposal: the server did not have it at t(100).
+    journal_back_dated(evalset, t(50), passed=10)
+    apply(proposal, t(110))
+    journal(evalset, t(120), passed=1)
+    assert verify(proposal) == []
+    assert not OutcomeResult.objects.exists()
+    assert not RevertDraft.objects.exists()
+    assert skip_reason(visible_proposals(owner).get(pk=proposal.pk)) == "no_baseline_run"
+
+
+def test_a_back_dated_run_never_moves_the_baseline_between_two_checkpoints(owner):
+    evalset = make_evalset()
+    baseline = journal(evalset, t(0), passed=10)
+    proposal = propose(
+        owner, evalset, created_at=t(100), checkpoints=[{"after_runs": 1}, {"after_runs": 2}]
+    )
+    apply(proposal, t(110))
+    journal(evalset, t(120), passed=10)
+    (first,) = verify(proposal)
+    # Dated between the old baseline and the apply, but recorded after the proposal existed.
+    journal_back_dated(evalset, t(105), passed=100)
+    journal(evalset, t(130), passed=10)
+    (second,) = verify(proposal)
+    assert first.baseline_run == second.baseline_run == baseline
+    assert (second.baseline, second.current, second.verdict) == (10, 10, "held")
+    assert second.best_before == 10
+    assert not RevertDraft.objects.exists()
+
+
+def test_a_run_recorded_before_the_proposal_is_no_evidence_after_its_apply(owner):
+    evalset = make_evalset()
+    baseline = journal(evalset, t(0), passed=10)
+    # Recorded at t(99), dated (within the allowed clock skew) after the apply at t(100).
+    early = journal(evalset, t(101), passed=1)
+    EvalsetRun.objects.filter(pk=early.pk).update(recorded_at=t(99))
+    proposal = propose(owner, evalset, created_at=t(99.5), checkpoints=AT_NEXT_RUN)
+    apply(proposal, t(100))
+    assert verify(proposal) == []
+    current = journal(evalset, t(120), passed=10)
+    (result,) = verify(proposal)
+    assert (result.baseline_run, result.current_run) == (baseline, current)
 
 
 def test_due_with_no_run_after_the_apply_stays_due_and_is_measured_later(owner):

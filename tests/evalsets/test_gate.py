@@ -202,6 +202,61 @@ def test_each_checkpoint_is_recorded_once_and_the_proposal_closes_when_all_are(o
     assert verify(proposal) == []
 
 
+def test_a_measured_proposal_closes_with_the_outcome_measured(owner, owner_api):
+    evalset, proposal = baseline_and_proposal(owner, checkpoints=[{"after_runs": 1}])
+    apply(proposal, t(110))
+    journal(evalset, t(120), passed=10)
+    verify(proposal)
+    proposal.refresh_from_db()
+    assert (proposal.verify_complete, proposal.gate_outcome) == (True, "measured")
+    body = owner_api.get(f"/api/proposals/{proposal.pk}/outcomes").data
+    assert (body["gate"], body["gate_outcome"]) == ("complete", "measured")
+
+
+def test_an_applied_proposal_with_no_baseline_closes_as_no_baseline_once_its_schedule_is_over(
+    owner, owner_api
+):
+    evalset = make_evalset()
+    proposal = propose(
+        owner, evalset, created_at=t(100), checkpoints=[{"after_runs": 1}, 3_600_000]
+    )
+    apply(proposal, t(110))
+    journal(evalset, t(120), passed=10)
+    assert verify(proposal, now=t(130)) == []  # the hour is not over: it stays open
+    proposal.refresh_from_db()
+    assert (proposal.verify_complete, proposal.gate_outcome) == (False, "")
+    assert verify(proposal, now=t(170)) == []
+    proposal.refresh_from_db()
+    assert (proposal.verify_complete, proposal.gate_outcome) == (True, "no_baseline")
+    assert proposal.closed_at == t(170)
+    assert not OutcomeResult.objects.exists()
+    body = owner_api.get(f"/api/proposals/{proposal.pk}/outcomes").data
+    assert (body["gate"], body["skipped"], body["gate_outcome"]) == (
+        "skipped",
+        "no_baseline_run",
+        "no_baseline",
+    )
+    assert owner_api.get(f"/api/proposals/{proposal.pk}/").data["gate_outcome"] == "no_baseline"
+
+
+def test_a_closed_no_baseline_proposal_leaves_the_sweep(owner, django_assert_max_num_queries):
+    evalset = make_evalset()
+    proposal = propose(owner, evalset, created_at=t(100), checkpoints=[60_000])
+    apply(proposal, t(110))
+    services.verify_open(now=t(120))
+    assert not Proposal.objects.filter(pk=proposal.pk, verify_complete=False).exists()
+    with django_assert_max_num_queries(1):
+        assert services.verify_open(now=t(130)) == 0
+
+
+def test_an_unapplied_proposal_with_no_baseline_stays_open(owner):
+    evalset = make_evalset()
+    proposal = propose(owner, evalset, created_at=t(100), checkpoints=[60_000])
+    assert verify(proposal, now=t(500)) == []
+    proposal.refresh_from_db()
+    assert (proposal.verify_complete, proposal.gate_outcome) == (False, "")
+
+
 def test_checkpoints_that_come_due_together_share_one_measurement(owner):
     evalset, proposal = baseline_and_proposal(owner, checkpoints=[1000, 2000, {"after_runs": 1}])
     apply(proposal, t(110))

@@ -100,5 +100,15 @@ def test_a_due_checkpoint_waiting_for_a_run_says_so(owner):
     assert "<svg" not in html
 
 
+def test_a_proposal_closed_with_no_baseline_says_so(owner):
+    evalset = make_evalset()
+    proposal = propose(owner, evalset, created_at=t(100), checkpoints=[60_000])
+    apply(proposal, t(110))
+    verify(proposal, now=t(120))
+    html = signed_in(owner).get(f"/proposals/{proposal.pk}/").content.decode()
+    assert 'id="gate-closed"' in html
+    assert "Closed with no baseline" in html
+
+
 def test_the_outsider_gets_404_on_another_owners_proposal_page(outsider, measured):
     assert signed_in(outsider).get(f"/proposals/{measured.pk}/").status_code == 404

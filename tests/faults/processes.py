@@ -14,7 +14,10 @@ BASE_DIR = Path(__file__).resolve().parents[2]
 
 
 def database_url() -> str:
+    """The test database's URL, for a process of its own."""
     db = connection.settings_dict
+    if connection.vendor == "sqlite":
+        return f"sqlite:///{db['NAME']}"
     user = db.get("USER") or "postgres"
     password = f":{db['PASSWORD']}" if db.get("PASSWORD") else ""
     host = f"{db.get('HOST') or '127.0.0.1'}:{db.get('PORT') or 5432}"

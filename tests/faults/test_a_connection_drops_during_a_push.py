@@ -56,6 +56,7 @@ class DropConnectionOnce:
         signals.run_pushed.disconnect(dispatch_uid="drop-once")
 
 
+@pytest.mark.postgres  # terminates the server's PostgreSQL backend
 def test_a_push_whose_database_connection_drops_is_re_sent_and_stored_once(fleet, run_tasks):
     driver, job = fleet["driver"], fleet["job"]
 
@@ -97,6 +98,7 @@ def test_a_push_whose_answer_is_lost_is_re_sent_and_rewrites_the_same_run(
     assert dispatch_of(fleet["ladder"]).status == "finished"
 
 
+@pytest.mark.postgres  # terminates the server's PostgreSQL backend
 def test_a_failure_report_whose_database_connection_drops_is_re_sent_and_retried_once(
     fleet, run_tasks
 ):

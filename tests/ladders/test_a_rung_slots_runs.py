@@ -1,5 +1,6 @@
 """Seed 004, "A rung slot's runs"."""
 
+import pytest
 from django.db.models import Q
 
 from ladders import evidence, selectors, services
@@ -440,6 +441,7 @@ def test_the_origin_plays_no_part_in_which_runs_count(owner, outsider, driver, r
     assert queue_runs(ladder) == [Run.objects.get(job=foreign).pk]
 
 
+@pytest.mark.postgres  # the LATERAL read exists on PostgreSQL only
 def test_both_ways_of_reading_the_first_runs_read_the_same_runs(owner, driver):
     """PostgreSQL reads each cell's first counted runs through a LATERAL join on the cells'
     index; other databases rank every counted run. Both read the same runs in the same order,

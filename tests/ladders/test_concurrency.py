@@ -17,9 +17,12 @@ from loopweb.runs.models import IN_FLIGHT, Job
 from tests.factories import UserFactory
 from tests.ladders.builders import PERFECT, climbers, make_ladder, versions
 
+# PostgreSQL: many writers at once (SQLite runs one writer at a time, so a race there tests
+# how long its lock is waited for, not the row locks this proves).
 pytestmark = [
     pytest.mark.django_db(transaction=True),
     pytest.mark.xdist_group("concurrency"),
+    pytest.mark.postgres,
 ]
 
 

@@ -13,7 +13,8 @@ from loopweb.runs.models import Combination, Job, Run
 from tests.factories import CombinationFactory, UserFactory
 from tests.runs.helpers import PERFECT, claim, hand_job
 
-pytestmark = pytest.mark.django_db(transaction=True)
+# PostgreSQL: twenty writers at once, row locks and SKIP LOCKED.
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.postgres]
 
 THREADS = 20
 

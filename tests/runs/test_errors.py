@@ -171,7 +171,8 @@ def test_ids_out_of_range_are_not_found_not_errors(owner_api, driver_api, combin
     launch = {"case": "a", "version": "1", "combination": huge}
     assert_field_error(owner_api.post("/api/jobs/", launch, format="json"), "combination")
     assert_field_error(
-        owner_api.post("/api/groups/", {"name": "g", "members": [huge]}, format="json"), "members"
+        owner_api.post("/api/groups/", {"name": "g", "members": [huge]}, format="json"),
+        "members.0",
     )
     gg = {"kind": "gg", "configuration": huge, "bindings": {}}
     assert_field_error(owner_api.post("/api/combinations/", gg, format="json"), "configuration")

@@ -63,8 +63,8 @@ MATRIX = {
     "api/driver/jobs/<int:job_id>/fail":             {"on": "leased_job", "POST": "1333+"},
     # The catalog is shared: everyone signed in reads it, owners write it.
     "api/^cases/$":                                  {"GET": "1++++", "POST": "1++33"},
-    "api/^cases/(?P<slug>[^/.]+)/$":                 {"on": "case", "GET": "1++++"},
-    "api/^cases/(?P<slug>[^/.]+)/versions/$":        {"on": "case", "GET": "1++++", "POST": "1++33"},
+    "api/^cases/(?P<slug>[-a-zA-Z0-9_]+)/$":          {"on": "case", "GET": "1++++"},
+    "api/^cases/(?P<slug>[-a-zA-Z0-9_]+)/versions/$": {"on": "case", "GET": "1++++", "POST": "1++33"},
     "api/^models/$":                                 {"GET": "1++++", "POST": "1++33"},
     "api/^models/(?P<pk>[^/.]+)/$":                  {"on": "model", "GET": "1++++", "PATCH": "1++33"},
     "api/^gg-configurations/$":                      {"GET": "1++++", "POST": "1++33"},

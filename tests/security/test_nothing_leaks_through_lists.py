@@ -77,7 +77,12 @@ def test_a_driver_cannot_act_on_a_job_leased_to_another_driver(world):
     fail = client.post(f"/api/driver/jobs/{job}/fail", {"failure": "hung"}, format="json")
     push = client.post(
         "/api/runs/",
-        {"job": job, "outcome": "completed", "record": PERFECT, "finishedAt": "2030-01-01T00:00Z"},
+        {
+            "job": job,
+            "outcome": "completed",
+            "record": PERFECT,
+            "finishedAt": "2030-01-01T00:00:00Z",
+        },
         format="json",
     )
 

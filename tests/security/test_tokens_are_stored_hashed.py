@@ -25,8 +25,8 @@ def database_text() -> str:
     chunks = []
     with connection.cursor() as cursor:
         for table in connection.introspection.table_names(cursor):
-            cursor.execute(f'SELECT row_to_json(t)::text FROM "{table}" t')  # noqa: S608
-            chunks.extend(row[0] for row in cursor.fetchall())
+            cursor.execute(f"SELECT * FROM {connection.ops.quote_name(table)}")  # noqa: S608
+            chunks.extend(repr(row) for row in cursor.fetchall())
     return "\n".join(chunks)
 
 

@@ -116,7 +116,6 @@ def test_anonymous_callers_have_no_rule(anon_api):
         ({"excludes_events": [""]}, "excludes_events.0", "blank"),
         ({"window_days": -1}, "window_days", "min_value"),
         ({"window_days": 1.5}, "window_days", "invalid"),
-        ({"window_days": 14.0}, "window_days", "invalid"),
         ({"window_days": "14"}, "window_days", "invalid"),
         ({"window_days": True}, "window_days", "invalid"),
         ({"window_days": 36501}, "window_days", "max_value"),
@@ -149,6 +148,10 @@ def test_every_field_rule_answers_400_naming_its_field(owner_api, fields, field,
 @pytest.mark.parametrize("body", ["[]", '"tests"', "null"])
 def test_a_rule_is_an_object(owner_api, body):
     assert_400(owner_api.put(URL, body, content_type="application/json"), "body")
+
+
+def test_a_whole_number_of_days_may_be_written_as_json_schema_reads_an_integer(owner_api):
+    assert put(owner_api, rule(window_days=14.0)).json()["window_days"] == 14
 
 
 def test_limits_are_inclusive(owner_api):
@@ -318,3 +321,158 @@ def test_a_posted_signal_does_not_touch_the_stored_rule(owner_api, run):
     owner_api.post(signals_url(run), signal(), format="json")
     run.refresh_from_db()
     assert run.acceptance_rule == before
+
+
+# -- the rule's names have one kind, and the run's signals agree with them ---------------------
+
+
+def test_score_name_never_names_one_of_the_rules_own_excluded_events(owner_api):
+    body = rule(
+        requires=[],
+        score={"name": "rollback", "target": 1, "better": "lower"},
+        excludes_events=["rollback"],
+    )
+    body = assert_400(put(owner_api, body), "score.name", "E195")
+    assert "excludes_events.0" in body["errors"]["score.name"][0]
+
+
+def test_requires_never_names_one_of_the_rules_own_excluded_events(owner_api):
+    body = assert_400(
+        put(owner_api, rule(requires=["tests", "rollback"], excludes_events=["rollback"])),
+        "requires.1",
+        "E195",
+    )
+    assert "excludes_events.0" in body["errors"]["requires.1"][0]
+
+
+@pytest.mark.parametrize("name", ["tests", "referee", "bench_score", "runtime_s"])
+def test_excludes_events_never_names_a_recommended_verdict_or_score(owner_api, name):
+    body = rule(requires=[], excludes_events=["revert", name])
+    assert_400(put(owner_api, body), "excludes_events.1", "E195")
+
+
+def test_a_pushed_rule_may_not_exclude_a_name_that_is_a_verdict_on_the_run(push, claimed_job):
+    signals = [signal(id="qa-1", name="qa")]
+    response = push(claimed_job, signals=signals, acceptance_rule=rule(excludes_events=["qa"]))
+    body = assert_400(response, "acceptance_rule.excludes_events.0", "E195")
+    assert "'qa-1'" in body["errors"]["acceptance_rule.excludes_events.0"][0]
+
+
+def test_a_pushed_rule_refused_by_the_runs_signals_names_the_signal(push, claimed_job):
+    signals = [signal(id="perf-7", kind="score", name="perf", value=3)]
+    response = push(claimed_job, signals=signals, acceptance_rule=rule(requires=["perf"]))
+    body = assert_400(response, "acceptance_rule.requires.0", "E195")
+    assert "'perf-7'" in body["errors"]["acceptance_rule.requires.0"][0]
+
+
+def test_a_push_under_the_owners_rule_may_not_make_a_required_verdict_a_score(
+    owner_api, push, claimed_job
+):
+    put(owner_api, rule(requires=["lint"]))
+    response = push(claimed_job, signals=[signal(id="lint-1", kind="score", name="lint", value=1)])
+    body = assert_400(response, "signals.0.kind", "E195")
+    message = body["errors"]["signals.0.kind"][0]
+    assert "requires.0" in message and "'lint-1'" in message
+    assert not Run.objects.exists()
+
+
+def test_a_push_under_the_owners_rule_may_not_make_its_score_a_verdict(
+    owner_api, push, claimed_job
+):
+    put(owner_api, rule(requires=[], score={"name": "perf", "target": 1, "better": "higher"}))
+    response = push(claimed_job, signals=[signal(id="p", name="perf")])
+    body = assert_400(response, "signals.0.kind", "E195")
+    assert "score.name" in body["errors"]["signals.0.kind"][0]
+    assert not Run.objects.exists()
+
+
+def test_a_push_under_the_owners_rule_may_not_make_an_excluded_event_a_verdict(
+    owner_api, push, claimed_job
+):
+    put(owner_api, rule(excludes_events=["rollback"]))
+    response = push(claimed_job, signals=[signal(id="r", name="rollback")])
+    body = assert_400(response, "signals.0.kind", "E195")
+    assert "excludes_events.0" in body["errors"]["signals.0.kind"][0]
+
+
+def test_a_push_whose_signals_agree_with_the_owners_rule_is_stored(owner_api, push, claimed_job):
+    put(owner_api, rule(requires=["lint"]))
+    response = push(claimed_job, signals=[signal(id="lint-1", name="lint", value="pass")])
+    assert response.status_code == 201, response.json()
+
+
+def test_a_repush_checks_its_signals_against_the_rule_the_run_stored(owner_api, push, claimed_job):
+    put(owner_api, rule(requires=["lint"]))
+    run_id = push(claimed_job).json()["id"]
+    put(owner_api, rule(requires=[]))
+    score = signal(id="lint-1", kind="score", name="lint", value=1)
+    response = push(claimed_job, method="put", run_id=run_id, signals=[score])
+    assert_400(response, "signals.0.kind", "E195")
+    assert not Run.objects.get().signals.exists()
+
+
+def test_a_repush_giving_a_rule_checks_its_signals_against_that_rule(owner_api, push, claimed_job):
+    put(owner_api, rule(requires=["lint"]))
+    run_id = push(claimed_job).json()["id"]
+    score = signal(id="lint-1", kind="score", name="lint", value=1)
+    response = push(
+        claimed_job,
+        method="put",
+        run_id=run_id,
+        signals=[score],
+        acceptance_rule=rule(name="no lint", requires=[]),
+    )
+    assert response.status_code == 200, response.json()
+    assert Run.objects.get().acceptance_rule["requires"] == []
+
+
+def test_a_later_signal_may_not_give_a_name_of_the_stored_rule_another_kind(owner_api, run):
+    Run.objects.filter(pk=run.pk).update(acceptance_rule=rule(requires=["lint"]))
+    response = owner_api.post(
+        signals_url(run), signal(id="lint-9", kind="score", name="lint", value=1), format="json"
+    )
+    body = assert_400(response, "kind", "E195")
+    message = body["errors"]["kind"][0]
+    assert "requires.0" in message and "'lint-9'" in message
+    assert not run.signals.exists()
+
+
+def test_a_later_signal_in_a_list_is_named_by_its_index(owner_api, run):
+    stored = rule(requires=[], score={"name": "perf", "target": 1, "better": "higher"})
+    Run.objects.filter(pk=run.pk).update(acceptance_rule=stored)
+    body = [signal(id="a", name="lint"), signal(id="b", name="perf")]
+    assert_400(owner_api.post(signals_url(run), body, format="json"), "1.kind", "E195")
+    assert not run.signals.exists()
+
+
+def test_a_late_event_may_not_name_a_verdict_the_runs_rule_requires(driver_api, make_run):
+    clean = make_run(commit="abc123")
+    clash = make_run(commit="abc123", acceptance_rule=rule(requires=["tests", "deploy"]))
+    event = {
+        "commit": "abc123",
+        "name": "deploy",
+        "value": "D-1",
+        "observed_at": "2026-03-03T10:00:00Z",
+        "tier": "verified",
+    }
+    body = assert_400(driver_api.post("/api/signals/events", event, format="json"), "name", "E195")
+    message = body["errors"]["name"][0]
+    assert f"run {clash.pk}" in message and "requires.1" in message
+    assert not clean.signals.exists()
+
+
+def test_a_referee_verdict_may_not_contradict_a_rule_stored_before_names_were_checked(
+    owner_api, run
+):
+    # A rule stored before excludes_events was checked against the recommended names.
+    Run.objects.filter(pk=run.pk).update(
+        acceptance_rule=rule(requires=["tests"], excludes_events=["referee"])
+    )
+    response = owner_api.post(
+        f"/api/runs/{run.pk}/reviews",
+        {"aestheticRating": 4, "writeup": "ok", "verdict": "accept"},
+        format="json",
+    )
+    body = assert_400(response, "verdict", "E195")
+    assert "excludes_events.0" in body["errors"]["verdict"][0]
+    assert not run.signals.exists()

@@ -24,6 +24,17 @@ def late_event(**fields) -> dict:
     return {k: v for k, v in body.items() if v is not DROP}
 
 
+NO_EVENTS_RULE = {
+    "name": "tests",
+    "description": "tests pass",
+    "requires": ["tests"],
+    "score": None,
+    "excludes_events": [],
+    "window_days": 14,
+    "ext": None,
+}
+
+
 def send(client, body):
     return client.post(URL, body, format="json")
 
@@ -122,7 +133,8 @@ def test_a_run_where_the_name_has_another_kind_refuses_the_whole_request(
     driver_api, owner_api, make_run
 ):
     clean = make_run(commit="abc123")
-    clash = make_run(merge_artifact="abc123")
+    # Its rule excludes no event, so a verdict may be named "revert" on it.
+    clash = make_run(merge_artifact="abc123", acceptance_rule=NO_EVENTS_RULE)
     owner_api.post(signals_url(clash), signal(id="v", name="revert"), format="json")
     body = assert_400(send(driver_api, late_event()), "name", "E195")
     assert f"run {clash.pk}" in body["errors"]["name"][0]

@@ -67,6 +67,29 @@ def test_a_run_page_with_an_unreadable_stored_rule_says_so(owner, run):
     assert 'role="alert"' in response.content.decode()
 
 
+def test_the_run_page_shows_a_score_against_its_own_threshold(owner, owner_api, run):
+    owner_api.post(
+        signals_url(run),
+        [
+            signal(
+                id="b1",
+                kind="score",
+                name="bench_score",
+                value=2450,
+                threshold=2400,
+                better="higher",
+            ),
+            signal(id="r1", kind="score", name="runtime", value=90, threshold=60, better="lower"),
+            signal(id="q1", kind="score", name="quality", value=3),
+        ],
+        format="json",
+    )
+    page = browser(owner).get(f"/runs/{run.pk}/").content.decode()
+    assert '<td data-threshold="pass">pass (at least 2400)</td>' in page
+    assert '<td data-threshold="fail">fail (at most 60)</td>' in page
+    assert '<td data-threshold="">' in page
+
+
 # -- the admin --------------------------------------------------------------------------------
 
 
@@ -80,6 +103,14 @@ def test_the_admin_lists_signals_with_filters_and_search(staff, owner_api, run, 
     assert "t1" in searched and "other" not in searched
     for query in ({"kind__exact": "verdict"}, {"tier__exact": "verified"}):
         assert admin.get("/admin/signals_app/signal/", query).status_code == 200
+
+
+def test_the_admin_shows_a_score_against_its_own_threshold(staff, owner_api, run):
+    body = signal(id="b1", kind="score", name="perf", value=3, threshold=5, better="higher")
+    owner_api.post(signals_url(run), body, format="json")
+    page = browser(staff).get("/admin/signals_app/signal/").content.decode()
+    assert "column-threshold_reading" in page
+    assert "fail (at least 5)" in page
 
 
 def test_the_admin_cannot_add_or_change_a_signal(staff, owner_api, run):

@@ -278,11 +278,11 @@ def test_the_same_id_may_be_used_on_another_run(owner_api, run, make_run):
 
 
 def test_a_later_signal_of_a_name_with_another_kind_is_E195(owner_api, run):
-    post(owner_api, run, signal(id="t1"))
-    score = signal(id="t2", kind="score", value=3)
+    post(owner_api, run, signal(id="t1", name="qa"))
+    score = signal(id="t2", name="qa", kind="score", value=3)
     body = assert_400(post(owner_api, run, score), "kind", "E195")
     assert "verdict" in body["errors"]["kind"][0]
-    assert post(owner_api, run, signal(id="t3", value="fail")).status_code == 201
+    assert post(owner_api, run, signal(id="t3", name="qa", value="fail")).status_code == 201
 
 
 def test_one_name_with_two_kinds_in_one_list_is_E195_at_the_second(owner_api, run):
@@ -293,8 +293,9 @@ def test_one_name_with_two_kinds_in_one_list_is_E195_at_the_second(owner_api, ru
 
 def test_the_name_kind_rule_is_per_run(owner_api, run, make_run):
     other = make_run()
-    post(owner_api, run, signal(id="t"))
-    assert post(owner_api, other, signal(id="t", kind="score", value=1)).status_code == 201
+    post(owner_api, run, signal(id="t", name="qa"))
+    score = signal(id="t", name="qa", kind="score", value=1)
+    assert post(owner_api, other, score).status_code == 201
 
 
 # -- who may read and add signals ---------------------------------------------------------------
@@ -354,3 +355,70 @@ def test_deleting_a_run_deletes_its_signals(owner_api, run):
 def test_observed_at_need_not_be_after_the_run(owner_api, run):
     early = (FINISHED - dt.timedelta(days=30)).isoformat()
     assert post(owner_api, run, signal(observed_at=early)).status_code == 201
+
+
+def test_an_E195_detail_names_the_E195_field_when_other_errors_come_first(owner_api, run):
+    body = assert_400(post(owner_api, run, signal(name=DROP, value="maybe")), "value", "E195")
+    assert "name" in body["errors"]
+    assert body["detail"].startswith("value: ")
+
+
+def test_an_E195_detail_names_the_first_E195_field_of_a_list(owner_api, run):
+    body = [signal(id="a", tier="sure"), signal(id="b", kind="score", value="high")]
+    response = assert_400(post(owner_api, run, body), "1.value", "E195")
+    assert response["detail"].startswith("1.value: ")
+
+
+# -- a score's own threshold ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("value", "threshold", "better", "expected"),
+    [
+        (2450, 2400, "higher", "pass"),
+        (2400, 2400, "higher", "pass"),
+        (2399.5, 2400, "higher", "fail"),
+        (3, 5, "lower", "pass"),
+        (5, 5, "lower", "pass"),
+        (5.01, 5, "lower", "fail"),
+        (None, 5, "lower", None),
+        (3, DROP, "higher", None),
+        (3, 5, DROP, None),
+    ],
+)
+def test_a_scores_own_threshold_reads_pass_or_fail(
+    owner_api, run, value, threshold, better, expected
+):
+    body = signal(
+        id="s", kind="score", name="perf", value=value, threshold=threshold, better=better
+    )
+    response = post(owner_api, run, body)
+    assert response.status_code == 201, response.json()
+    assert response.json()["threshold_result"] == expected
+    listed = owner_api.get(signals_url(run)).json()["results"]
+    assert listed[0]["threshold_result"] == expected
+
+
+def test_a_threshold_means_nothing_on_a_verdict_or_an_event(owner_api, run):
+    body = [
+        signal(id="v", threshold=1, better="higher"),
+        signal(id="e", kind="event", name="issue", value="GH-1", threshold=1, better="higher"),
+    ]
+    results = [s["threshold_result"] for s in post(owner_api, run, body).json()]
+    assert results == [None, None]
+
+
+def test_a_scores_threshold_never_decides_the_rules_score_part(owner_api, run):
+    from loopweb.runs.models import Run
+
+    rule = {
+        "name": "perf>=2500",
+        "description": "perf reaches 2500",
+        "requires": [],
+        "score": {"name": "perf", "target": 2500, "better": "higher"},
+    }
+    Run.objects.filter(pk=run.pk).update(acceptance_rule=rule)
+    body = signal(id="p", kind="score", name="perf", value=2450, threshold=2400, better="higher")
+    assert post(owner_api, run, body).json()["threshold_result"] == "pass"
+    outcome = owner_api.get(f"/api/runs/{run.pk}/outcome").json()
+    assert outcome["result"] == "failure"

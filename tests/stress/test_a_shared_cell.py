@@ -17,9 +17,11 @@ from loopweb.runs.models import Job
 from tests.factories import UserFactory
 from tests.ladders.builders import climbers, make_ladder, versions
 
+# PostgreSQL: passes racing on the advisory locks of the cells they launch into.
 pytestmark = [
     pytest.mark.django_db(transaction=True),
     pytest.mark.xdist_group("stress"),
+    pytest.mark.postgres,
 ]
 
 TRIALS = 12

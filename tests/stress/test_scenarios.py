@@ -15,9 +15,11 @@ import pytest
 
 from tests.stress.scenario import Plan, Scenario, ScenarioFailure
 
+# PostgreSQL: invariants are read from one REPEATABLE READ snapshot while the actors race.
 pytestmark = [
     pytest.mark.django_db(transaction=True),
     pytest.mark.xdist_group("stress"),
+    pytest.mark.postgres,
 ]
 
 SCENARIOS = int(os.environ.get("LOOPWEB_STRESS_SCENARIOS", "20"))

@@ -16,26 +16,28 @@ from rest_framework.views import exception_handler as drf_exception_handler
 from loopweb.runs.errors import Conflict
 
 
-def flatten(detail, prefix: str = "") -> dict[str, list[str]]:
-    out: dict[str, list[str]] = {}
+def leaves(detail, prefix: str = ""):
+    """Every message of a DRF error detail as ``(dotted path, message, code)``, in order."""
     if isinstance(detail, dict):
         for key, value in detail.items():
             name = "non_field_errors" if key == "__all__" else str(key)
-            path = f"{prefix}.{name}" if prefix else name
-            for k, v in flatten(value, path).items():
-                out.setdefault(k, []).extend(v)
+            yield from leaves(value, f"{prefix}.{name}" if prefix else name)
     elif isinstance(detail, list):
         if all(not isinstance(item, (dict, list)) for item in detail):
-            out.setdefault(prefix or "non_field_errors", []).extend(str(i) for i in detail)
+            for item in detail:
+                yield prefix or "non_field_errors", str(item), getattr(item, "code", None)
         else:
             for index, item in enumerate(detail):
-                if not item:
-                    continue
-                path = f"{prefix}.{index}" if prefix else str(index)
-                for k, v in flatten(item, path).items():
-                    out.setdefault(k, []).extend(v)
+                if item:
+                    yield from leaves(item, f"{prefix}.{index}" if prefix else str(index))
     else:
-        out.setdefault(prefix or "non_field_errors", []).append(str(detail))
+        yield prefix or "non_field_errors", str(detail), getattr(detail, "code", None)
+
+
+def flatten(detail, prefix: str = "") -> dict[str, list[str]]:
+    out: dict[str, list[str]] = {}
+    for path, message, _ in leaves(detail, prefix):
+        out.setdefault(path, []).append(message)
     return out
 
 
@@ -54,28 +56,20 @@ def django_detail(exc: DjangoValidationError) -> dict:
 
 
 def validation_response(detail) -> Response:
-    errors = flatten(detail)
-    codes = []
-
-    def collect(node):
-        if isinstance(node, dict):
-            for v in node.values():
-                collect(v)
-        elif isinstance(node, list):
-            for v in node:
-                collect(v)
-        else:
-            codes.append(getattr(node, "code", None))
-
-    collect(detail)
-    if not errors:
-        errors = {"non_field_errors": ["Invalid input."]}
-    field, messages = next(iter(errors.items()))
-    body = {"detail": f"{field}: {messages[0]}", "errors": errors}
-    if "E195" in codes:
-        body["code"] = "E195"
-    elif codes and codes[0]:
-        body["code"] = codes[0]
+    """A 400 in the API's shape. ``detail`` repeats the first error; when any error is an E195
+    violation the body's code is E195 and ``detail`` repeats the first E195 error instead, so
+    the code and the field it names always go together."""
+    found = list(leaves(detail))
+    if not found:
+        found = [("non_field_errors", "Invalid input.", None)]
+    errors: dict[str, list[str]] = {}
+    for path, message, _ in found:
+        errors.setdefault(path, []).append(message)
+    e195 = [leaf for leaf in found if leaf[2] == "E195"]
+    path, message, code = (e195 or found)[0]
+    body = {"detail": f"{path}: {message}", "errors": errors}
+    if code:
+        body["code"] = code
     return Response(body, status=status.HTTP_400_BAD_REQUEST)
 
 
@@ -108,9 +102,43 @@ def exception_handler(exc, context):
     return drf_exception_handler(exc, context)
 
 
+# The site's error handlers: under /api/ every error Django answers itself (a request it refuses
+# before any view runs, a CSRF failure outside DRF, a crash) is a JSON body in the API's error
+# shape, like DRF's; anywhere else it is Django's HTML page.
+
+
+def is_api(request) -> bool:
+    return request.path.startswith("/api/")
+
+
+def bad_request(request, exception):
+    """Django's 400: a suspicious request (too many form fields, a host not allowed, ...)."""
+    if is_api(request):
+        message = "The request could not be read."
+        return JsonResponse(
+            {"detail": message, "code": "bad_request", "errors": {"body": [message]}},
+            status=400,
+        )
+    return defaults.bad_request(request, exception)
+
+
+def permission_denied(request, exception):
+    if is_api(request):
+        return JsonResponse(
+            {"detail": "You do not have permission to perform this action."}, status=403
+        )
+    return defaults.permission_denied(request, exception)
+
+
 def not_found(request, exception):
-    """The site's 404 handler: a URL under /api/ that matches no route answers the API's 404
-    body, like every other 404 of the API; anything else gets the HTML page."""
-    if request.path.startswith("/api/"):
+    """A URL under /api/ that matches no route answers the API's 404 body, like every other 404
+    of the API."""
+    if is_api(request):
         return JsonResponse({"detail": "Not found."}, status=404)
     return defaults.page_not_found(request, exception)
+
+
+def server_error(request):
+    if is_api(request):
+        return JsonResponse({"detail": "Server error."}, status=500)
+    return defaults.server_error(request)

@@ -1,7 +1,38 @@
+from rest_framework.exceptions import ValidationError
 from rest_framework.pagination import PageNumberPagination
 
 
 class Pagination(PageNumberPagination):
+    """Pages of 50 by default. ``pageSize`` is an integer from 1 to 500: anything else is a 400
+    naming it (not the default page: the schema says what it takes)."""
+
     page_size = 50
     page_size_query_param = "pageSize"
     max_page_size = 500
+
+    def get_page_size(self, request):
+        raw = request.query_params.get(self.page_size_query_param)
+        if raw is None:
+            return self.page_size
+        if not (raw.isascii() and raw.isdigit()) or not 1 <= int(raw) <= self.max_page_size:
+            raise ValidationError(
+                {
+                    self.page_size_query_param: [
+                        f"Must be an integer from 1 to {self.max_page_size}."
+                    ]
+                }
+            )
+        return int(raw)
+
+    def get_schema_operation_parameters(self, view):
+        parameters = super().get_schema_operation_parameters(view)
+        for parameter in parameters:
+            if parameter["name"] == self.page_query_param:
+                parameter["schema"] = {"type": "integer", "minimum": 1}
+            elif parameter["name"] == self.page_size_query_param:
+                parameter["schema"] = {
+                    "type": "integer",
+                    "minimum": 1,
+                    "maximum": self.max_page_size,
+                }
+        return parameters

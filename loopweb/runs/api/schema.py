@@ -1,9 +1,158 @@
-"""The OpenAPI schema documents the error answers API.md promises on every endpoint.
+"""The OpenAPI schema is the API's contract: what it calls valid is accepted, what it calls
+invalid is refused, and every answer is documented.
 
-drf-spectacular documents what a view returns when it succeeds; the error shape of
-``loopweb.runs.api.errors`` (400, 401, 403, 404, 409) is the same everywhere, so it is added to
-every operation here instead of being repeated on each view.
+drf-spectacular derives most of it from the serializers. What it cannot see is stated here:
+
+* every string a request sends is free of U+0000 (PostgreSQL cannot store it) and, where it
+  may not be blank, holds a character other than whitespace (the API trims it);
+* lists whose items must be distinct say ``uniqueItems``;
+* free JSON (a run record, a signal's ``ext``) is JSON PostgreSQL can store (``StorableJSON``);
+* the error answers API.md promises (400, 401, 403, 404, 409, 415) on every operation, in the
+  error shape of ``loopweb.runs.api.errors``.
+
+The seed formats that are validated outside DRF (signals, acceptance rules, evalset pins,
+summaries and policies) describe themselves with the helpers below, in their own apps.
 """
+
+from drf_spectacular.extensions import OpenApiSerializerFieldExtension
+
+from loopweb.runs import moments
+
+#: A string without U+0000.
+NO_NUL = "^[^\\u0000]*$"
+#: A non-empty string without U+0000 (drf-spectacular adds the empty string beside it).
+SOME_TEXT = "^[^\\u0000]+$"
+#: The characters the API trims as whitespace (Python's ``str.isspace``), spelled out: regular
+#: expression engines disagree on what ``\\s`` holds.
+SPACE = (
+    "\\u0009-\\u000d\\u001c-\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a"
+    "\\u2028\\u2029\\u202f\\u205f\\u3000"
+)
+#: A string without U+0000 that holds a character other than whitespace.
+NOT_BLANK = f"^[^\\u0000]*[^{SPACE}\\u0000][^\\u0000]*$"
+
+STORABLE = {"$ref": "#/components/schemas/StorableJSON"}
+STORABLE_OBJECT = {
+    "type": "object",
+    "propertyNames": {"pattern": NO_NUL},
+    "additionalProperties": STORABLE,
+}
+
+COMPONENTS = {
+    "StorableJSON": {
+        "description": "Any JSON PostgreSQL can store: no U+0000 in a string or a key.",
+        "anyOf": [
+            {"type": "string", "pattern": NO_NUL},
+            {"type": "number"},
+            {"type": "boolean"},
+            {"type": "null"},
+            {"type": "array", "items": STORABLE},
+            STORABLE_OBJECT,
+        ],
+    },
+}
+
+
+#: What the app that validates a request component states about it, beyond its serializer:
+#: ``{component: {property: schema}}``, and under the key ``""`` keywords of the component itself.
+PATCHES: dict[str, dict[str, dict]] = {}
+
+
+def patch(component: str, **properties: dict) -> None:
+    """State ``component``'s properties (and, under ``_``, its own keywords)."""
+    PATCHES.setdefault(component, {}).update(
+        {("" if name == "_" else name): schema for name, schema in properties.items()}
+    )
+
+
+def text(max_length: int | None = None, *, nullable: bool = False, blank: bool = False) -> dict:
+    """A string field: not blank unless ``blank``, no U+0000, at most ``max_length``."""
+    schema: dict = {"type": ["string", "null"] if nullable else "string"}
+    schema["pattern"] = NO_NUL if blank else NOT_BLANK
+    if max_length is not None:
+        schema["maxLength"] = max_length
+    return schema
+
+
+def ref(name: str) -> dict:
+    """A reference to the component ``name``."""
+    return {"$ref": f"#/components/schemas/{name}"}
+
+
+def nullable(schema: dict) -> dict:
+    """``schema`` or null."""
+    return {"anyOf": [schema, {"type": "null"}]}
+
+
+class StrictStringExtension(OpenApiSerializerFieldExtension):
+    """A request string field states what the API refuses: U+0000, and blank text."""
+
+    target_class = "loopweb.runs.api.fields._StrictString"
+    match_subclasses = True
+
+    def map_serializer_field(self, auto_schema, direction):
+        schema = auto_schema._map_serializer_field(self.target, direction, bypass_extensions=True)
+        if direction == "request" and not self.target.patterns and "enum" not in schema:
+            # A field held to a pattern gets it from its validator; a blank one may be empty.
+            schema["pattern"] = SOME_TEXT if self.target.allow_blank else NOT_BLANK
+        return schema
+
+
+class MomentExtension(OpenApiSerializerFieldExtension):
+    """A request timestamp states the years it may be written in."""
+
+    target_class = "loopweb.runs.api.fields.DateTimeField"
+    match_subclasses = True
+
+    def map_serializer_field(self, auto_schema, direction):
+        schema = auto_schema._map_serializer_field(self.target, direction, bypass_extensions=True)
+        if direction == "request":
+            schema.update(pattern=moments.YEAR_PATTERN, maxLength=moments.MAX_LENGTH)
+        return schema
+
+
+class UniqueListExtension(OpenApiSerializerFieldExtension):
+    target_class = "loopweb.runs.api.fields.ListField"
+    match_subclasses = True
+
+    def map_serializer_field(self, auto_schema, direction):
+        schema = auto_schema._map_serializer_field(self.target, direction, bypass_extensions=True)
+        if self.target.unique:
+            schema["uniqueItems"] = True
+        return schema
+
+
+def _distinct_types(node) -> None:
+    """A ``type`` list names each type once (drf-spectacular may add "null" twice), and a
+    ``oneOf`` offering any value beside null (a nullable free JSON field) is any value: null
+    would match both."""
+    if isinstance(node, dict):
+        if isinstance(node.get("type"), list):
+            node["type"] = list(dict.fromkeys(node["type"]))
+        if isinstance(node.get("oneOf"), list) and {} in node["oneOf"]:
+            del node["oneOf"]
+        for value in node.values():
+            _distinct_types(value)
+    elif isinstance(node, list):
+        for value in node:
+            _distinct_types(value)
+
+
+def _no_nul_in_parameter(parameter: dict) -> None:
+    """A string parameter (a filter, a path part) holds no U+0000 either."""
+    schema = parameter.get("schema", {})
+    if schema.get("type") == "string" and not ({"pattern", "enum", "format"} & set(schema)):
+        schema["pattern"] = NO_NUL
+
+
+def _body_required(body: dict, schemas: dict) -> bool:
+    """A body is required unless an empty object would do (every field optional)."""
+    schema = body.get("content", {}).get("application/json", {}).get("schema", {})
+    ref = schema.get("$ref", "")
+    if ref.startswith("#/components/schemas/"):
+        schema = schemas.get(ref.rsplit("/", 1)[1], {})
+    return bool(schema.get("required")) or schema.get("type") != "object" or "anyOf" in schema
+
 
 ERROR_SCHEMA = {
     "type": "object",
@@ -26,13 +175,31 @@ ERRORS = {
     "404": "No such object, or one the caller may not see.",
 }
 CONFLICT = "The object's state does not allow this now (e.g. Run while a dispatch is running)."
+UNSUPPORTED = "The body is not JSON: every request body of the API is application/json."
 UNSAFE = {"post", "put", "patch", "delete"}
 
 
 def document_errors(result, generator, request, public):
-    """drf-spectacular post-processing hook: add the shared error responses."""
+    """drf-spectacular post-processing hook: the shared components and error responses."""
     schemas = result.setdefault("components", {}).setdefault("schemas", {})
     schemas.setdefault("Error", ERROR_SCHEMA)
+    for name, schema in COMPONENTS.items():
+        schemas.setdefault(name, schema)
+    for name, properties in PATCHES.items():
+        component = schemas.get(name)
+        if component is None:
+            continue
+        for key, schema in properties.items():
+            if key:
+                component.setdefault("properties", {})[key] = schema
+            else:
+                component.update(schema)
+    _distinct_types(result)
+    for operations in result.get("paths", {}).values():
+        for operation in operations.values():
+            if isinstance(operation, dict):
+                for parameter in operation.get("parameters", []):
+                    _no_nul_in_parameter(parameter)
     ref = {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}
     for operations in result.get("paths", {}).values():
         for method, operation in operations.items():
@@ -42,6 +209,11 @@ def document_errors(result, generator, request, public):
             errors = dict(ERRORS)
             if method in UNSAFE:
                 errors["409"] = CONFLICT
+            if "requestBody" in operation:
+                errors["415"] = UNSUPPORTED
+                operation["requestBody"]["required"] = _body_required(
+                    operation["requestBody"], schemas
+                )
             for status, description in errors.items():
                 responses.setdefault(status, {"description": description, "content": ref})
     return result

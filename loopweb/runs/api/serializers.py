@@ -1,7 +1,10 @@
 from django.db import IntegrityError, transaction
 from rest_framework import serializers
+from rest_framework.exceptions import ErrorDetail
 
-from loopweb.runs.api.fields import storable_json
+from loopweb.runs.api import fields as f
+from loopweb.runs.api import schema
+from loopweb.runs.api.schema import NO_NUL, NOT_BLANK, SPACE, STORABLE, STORABLE_OBJECT
 from loopweb.runs.cells import (
     MAX_COMBINATION_CELL_KEY,
     MAX_COMBINATION_KEY,
@@ -25,21 +28,64 @@ from loopweb.runs.models import (
 from loopweb.runs.models.catalog import PIN_PART
 
 
-class CaseVersionSerializer(serializers.ModelSerializer):
-    ingestedAt = serializers.DateTimeField(source="ingested_at", required=False)
+def missing(message: str) -> ErrorDetail:
+    """An error naming something that does not exist (a reference the schema cannot check)."""
+    return ErrorDetail(message, code="does_not_exist")
+
+
+def taken(message: str) -> ErrorDetail:
+    """An error naming a uniqueness conflict with what is stored."""
+    return ErrorDetail(message, code="unique")
+
+
+RECORD = {
+    **STORABLE_OBJECT,
+    "description": "The run record: free JSON. Known keys: checklist, toolchain, metrics "
+    "(metrics.runtime_s a number of seconds, or null), artifacts.",
+    "properties": {
+        "metrics": {
+            "anyOf": [
+                {"not": {"type": "object"}},
+                {
+                    **STORABLE_OBJECT,
+                    "properties": {"runtime_s": {"type": ["number", "null"]}},
+                },
+            ]
+        }
+    },
+}
+
+CHECKLIST = {
+    "type": "array",
+    "maxItems": 500,
+    "description": "Items {id, text, critical}; ids are distinct within a version.",
+    "items": {
+        "type": "object",
+        "required": ["id"],
+        "properties": {
+            "id": {"type": "string", "minLength": 1, "maxLength": 100, "pattern": NO_NUL},
+            "text": {"type": "string", "maxLength": 1000, "pattern": NO_NUL},
+            "critical": {"type": "boolean"},
+        },
+        "propertyNames": {"pattern": NO_NUL},
+        "additionalProperties": STORABLE,
+    },
+}
+
+
+class CaseVersionSerializer(f.ModelSerializer):
+    ingestedAt = f.DateTimeField(source="ingested_at", required=False)
     variants = serializers.ListField(
-        child=serializers.CharField(max_length=64, validators=[PIN_PART]),
+        child=f.CharField(max_length=64, validators=[PIN_PART]),
         required=False,
         max_length=100,
     )
     engines = serializers.ListField(
-        child=serializers.CharField(max_length=64, validators=[PIN_PART]),
+        child=f.CharField(max_length=64, validators=[PIN_PART]),
         required=False,
         max_length=100,
     )
-    checklist = serializers.ListField(
-        child=serializers.DictField(), required=False, max_length=500, validators=[storable_json]
-    )
+    checklist = f.json_field(CHECKLIST, required=False)
 
     class Meta:
         model = CaseVersion
@@ -50,15 +96,21 @@ class CaseVersionSerializer(serializers.ModelSerializer):
         return value or ["default"]
 
     def validate_checklist(self, value):
+        if not isinstance(value, list) or len(value) > 500:
+            raise serializers.ValidationError("A list of at most 500 checklist items.")
         items, seen = [], set()
         for index, item in enumerate(value):
+            if not isinstance(item, dict):
+                raise serializers.ValidationError({index: ["A checklist item is an object."]})
             item_id = item.get("id")
             if not isinstance(item_id, str) or not item_id or len(item_id) > 100:
                 raise serializers.ValidationError(
                     {index: {"id": ["A checklist item needs a string id of 1-100 characters."]}}
                 )
             if item_id in seen:
-                raise serializers.ValidationError({index: {"id": [f"Duplicate id {item_id!r}."]}})
+                raise serializers.ValidationError(
+                    {index: {"id": [taken(f"Duplicate id {item_id!r}.")]}}
+                )
             seen.add(item_id)
             text = item.get("text", "")
             if not isinstance(text, str) or len(text) > 1000:
@@ -76,7 +128,7 @@ class CaseVersionSerializer(serializers.ModelSerializer):
         return attrs
 
 
-class CaseSerializer(serializers.ModelSerializer):
+class CaseSerializer(f.ModelSerializer):
     versions = serializers.SerializerMethodField()
 
     class Meta:
@@ -89,32 +141,29 @@ class CaseSerializer(serializers.ModelSerializer):
         return CaseVersionSerializer(case.versions.all(), many=True).data
 
 
-class ModelEntrySerializer(serializers.ModelSerializer):
+class ModelEntrySerializer(f.ModelSerializer):
     class Meta:
         model = ModelEntry
         fields = ["id", "name", "provider", "launchable"]
 
 
-class GGConfigurationSerializer(serializers.ModelSerializer):
-    roles = serializers.ListField(
-        child=serializers.RegexField(r"^[A-Za-z0-9_-]{1,50}$"), min_length=1, max_length=20
+class GGConfigurationSerializer(f.ModelSerializer):
+    roles = f.ListField(
+        child=f.RegexField(r"^[A-Za-z0-9_-]{1,50}$"),
+        min_length=1,
+        max_length=20,
+        unique=True,
+        unique_message="Roles must be distinct.",
     )
 
     class Meta:
         model = GGConfiguration
         fields = ["id", "name", "roles"]
 
-    def validate_roles(self, value):
-        if len(set(value)) != len(value):
-            raise serializers.ValidationError("Roles must be distinct.")
-        return value
 
-
-class CombinationSerializer(serializers.ModelSerializer):
-    configuration = serializers.IntegerField(
-        source="configuration_id", required=False, allow_null=True
-    )
-    bindings = serializers.DictField(child=serializers.CharField(max_length=200), required=False)
+class CombinationSerializer(f.ModelSerializer):
+    configuration = f.IdField(source="configuration_id", required=False, allow_null=True)
+    bindings = serializers.DictField(child=f.CharField(max_length=200), required=False)
     label = serializers.SerializerMethodField()
 
     class Meta:
@@ -164,7 +213,7 @@ class CombinationSerializer(serializers.ModelSerializer):
             configuration = GGConfiguration.objects.filter(pk=config_id).first()
             if configuration is None:
                 raise serializers.ValidationError(
-                    {"configuration": ["Name an existing gg configuration."]}
+                    {"configuration": [missing("Name an existing gg configuration.")]}
                 )
             if not configuration.roles:
                 raise serializers.ValidationError(
@@ -172,9 +221,8 @@ class CombinationSerializer(serializers.ModelSerializer):
                 )
             bindings = attrs.get("bindings") or {}
             if set(bindings) != set(configuration.roles):
-                raise serializers.ValidationError(
-                    {"bindings": [f"Bind exactly one model to each role: {configuration.roles}."]}
-                )
+                message = f"Bind exactly one model to each role: {configuration.roles}."
+                raise serializers.ValidationError({"bindings": [missing(message)]})
             attrs.update(harness="", model="", provider="", bindings=bindings)
             self._check_cell_fits(configuration, bindings)
         candidate = Combination(**attrs)
@@ -186,7 +234,9 @@ class CombinationSerializer(serializers.ModelSerializer):
             )
         existing = Combination.objects.filter(key=key).first()
         if existing is not None:
-            raise serializers.ValidationError({"key": [self._exists_message(key, existing.pk)]})
+            raise serializers.ValidationError(
+                {"key": [taken(self._exists_message(key, existing.pk))]}
+            )
         return attrs
 
     @staticmethod
@@ -220,21 +270,60 @@ class CombinationSerializer(serializers.ModelSerializer):
             key = Combination(**validated_data).compute_key()
             existing = Combination.objects.filter(key=key).values_list("pk", flat=True).first()
             raise serializers.ValidationError(
-                {"key": [self._exists_message(key, existing)]}
+                {"key": [taken(self._exists_message(key, existing))]}
             ) from None
 
 
-class MemberIdsField(serializers.ListField):
+#: A harness or provider: not blank, no "|" (it separates a key's parts).
+KEY_PART = f"^[^|\\u0000]*[^{SPACE}|\\u0000][^|\\u0000]*$"
+
+# A harness combination names its harness, model and provider; a gg combination its
+# configuration and one model per role of it.
+schema.patch(
+    "CombinationRequest",
+    _={
+        "allOf": [
+            {
+                "if": {"properties": {"kind": {"const": "harness"}}},
+                "then": {
+                    "required": ["harness", "model", "provider"],
+                    "properties": {
+                        "harness": {"pattern": KEY_PART, "not": {"pattern": f"^[{SPACE}]*gg:"}},
+                        "model": {"pattern": NOT_BLANK},
+                        "provider": {"pattern": KEY_PART},
+                    },
+                },
+            },
+            {
+                "if": {"properties": {"kind": {"const": "gg"}}},
+                "then": {
+                    "required": ["configuration", "bindings"],
+                    "properties": {
+                        "configuration": {"type": "integer"},
+                        "bindings": {"minProperties": 1},
+                    },
+                },
+            },
+        ]
+    },
+)
+
+
+class MemberIdsField(f.ListField):
     """A group's combination ids in member order (``memberships`` is ordered by position)."""
 
     def get_attribute(self, group):
         return [membership.combination_id for membership in group.memberships.all()]
 
 
-class GroupSerializer(serializers.ModelSerializer):
-    kind = serializers.ChoiceField(choices=["combo"], default="combo")
+class GroupSerializer(f.ModelSerializer):
+    kind = f.ChoiceField(choices=["combo"], default="combo")
     members = MemberIdsField(
-        child=serializers.IntegerField(min_value=1), max_length=1000, default=list
+        child=f.IdField(),
+        max_length=1000,
+        default=list,
+        unique=True,
+        unique_message="A combination appears twice.",
     )
 
     class Meta:
@@ -242,12 +331,12 @@ class GroupSerializer(serializers.ModelSerializer):
         fields = ["id", "name", "kind", "members"]
 
     def validate_members(self, value):
-        if len(set(value)) != len(value):
-            raise serializers.ValidationError("A combination appears twice.")
         known = set(Combination.objects.filter(pk__in=value).values_list("pk", flat=True))
         missing = [pk for pk in value if pk not in known]
         if missing:
-            raise serializers.ValidationError(f"Unknown combination id(s): {missing}.")
+            raise serializers.ValidationError(
+                f"Unknown combination id(s): {missing}.", code="does_not_exist"
+            )
         return value
 
     @transaction.atomic
@@ -274,10 +363,10 @@ class GroupSerializer(serializers.ModelSerializer):
 
 
 class PinSerializer(serializers.Serializer):
-    case = serializers.SlugField(max_length=100)
-    version = serializers.CharField(max_length=64, validators=[PIN_PART])
-    variant = serializers.CharField(max_length=64, validators=[PIN_PART], default="default")
-    engine = serializers.CharField(
+    case = f.SlugField(max_length=100)
+    version = f.CharField(max_length=64, validators=[PIN_PART])
+    variant = f.CharField(max_length=64, validators=[PIN_PART], default="default")
+    engine = f.CharField(
         max_length=64, validators=[PIN_PART], allow_null=True, required=False, default=None
     )
 
@@ -287,18 +376,18 @@ class PinSerializer(serializers.Serializer):
 
 
 class HandLaunchSerializer(PinSerializer):
-    combination = serializers.PrimaryKeyRelatedField(queryset=Combination.objects.all())
-    retryCount = serializers.IntegerField(min_value=0, required=False, default=1)
+    combination = f.PrimaryKeyRelatedField(queryset=Combination.objects.all())
+    retryCount = f.IntegerField(min_value=0, required=False, default=1)
 
 
-class JobSerializer(serializers.ModelSerializer):
-    retryCount = serializers.IntegerField(source="retry_count")
-    cellKey = serializers.CharField(source="cell_key")
-    leaseExpiresAt = serializers.DateTimeField(source="lease_expires_at", allow_null=True)
-    createdAt = serializers.DateTimeField(source="created_at")
-    finishedAt = serializers.DateTimeField(source="finished_at", allow_null=True)
+class JobSerializer(f.ModelSerializer):
+    retryCount = f.IntegerField(source="retry_count")
+    cellKey = f.CharField(source="cell_key")
+    leaseExpiresAt = f.DateTimeField(source="lease_expires_at", allow_null=True)
+    createdAt = f.DateTimeField(source="created_at")
+    finishedAt = f.DateTimeField(source="finished_at", allow_null=True)
     retries = serializers.SerializerMethodField()
-    retriedBy = serializers.IntegerField(source="retry_id", allow_null=True)
+    retriedBy = f.IntegerField(source="retry_id", allow_null=True)
     run = serializers.SerializerMethodField()
     combination = CombinationSerializer(allow_null=True, read_only=True)
 
@@ -351,41 +440,36 @@ def job_context(jobs) -> dict:
 
 
 class ClaimSerializer(serializers.Serializer):
-    max = serializers.IntegerField(min_value=1, max_value=100, default=1)
+    max = f.IntegerField(min_value=1, max_value=100, default=1)
 
 
 class StatusSerializer(serializers.Serializer):
     # "pending" is accepted too: a driver waiting for capacity heartbeats by repeating it.
-    status = serializers.ChoiceField(choices=["pending", "dispatched", "starting", "running"])
+    status = f.ChoiceField(choices=["pending", "dispatched", "starting", "running"])
 
 
 class FailSerializer(serializers.Serializer):
-    failure = serializers.ChoiceField(choices=[o for o in Outcome.values if o != "completed"])
-    detail = serializers.CharField(max_length=5000, required=False, allow_blank=True, default="")
+    failure = f.ChoiceField(choices=[o for o in Outcome.values if o != "completed"])
+    detail = f.CharField(max_length=5000, required=False, allow_blank=True, default="")
 
 
 class RunPushSerializer(serializers.Serializer):
-    job = serializers.IntegerField(min_value=1, required=False, allow_null=True)
-    case = serializers.SlugField(max_length=100, required=False)
-    version = serializers.CharField(max_length=64, validators=[PIN_PART], required=False)
-    variant = serializers.CharField(max_length=64, validators=[PIN_PART], default="default")
-    engine = serializers.CharField(
+    job = f.IdField(required=False, allow_null=True)
+    case = f.SlugField(max_length=100, required=False)
+    version = f.CharField(max_length=64, validators=[PIN_PART], required=False)
+    variant = f.CharField(max_length=64, validators=[PIN_PART], default="default")
+    engine = f.CharField(
         max_length=64, validators=[PIN_PART], allow_null=True, required=False, default=None
     )
-    combination = serializers.PrimaryKeyRelatedField(
-        queryset=Combination.objects.all(), required=False
-    )
-    outcome = serializers.ChoiceField(choices=Outcome.values)
-    record = serializers.DictField(default=dict, validators=[storable_json])
-    finishedAt = serializers.DateTimeField()
-    commit = serializers.CharField(max_length=200, required=False, allow_blank=True, default="")
-    mergeArtifact = serializers.CharField(
-        max_length=200, required=False, allow_blank=True, default=""
-    )
-    signals = serializers.JSONField(required=False, validators=[storable_json])
-    acceptance_rule = serializers.JSONField(
-        required=False, allow_null=True, validators=[storable_json]
-    )
+    combination = f.PrimaryKeyRelatedField(queryset=Combination.objects.all(), required=False)
+    outcome = f.ChoiceField(choices=Outcome.choices)
+    record = f.object_field(RECORD, default=dict)
+    finishedAt = f.DateTimeField()
+    commit = f.CharField(max_length=200, required=False, allow_blank=True, default="")
+    mergeArtifact = f.CharField(max_length=200, required=False, allow_blank=True, default="")
+    # Read by the apps that subscribe to pushes (signals_app states their formats).
+    signals = f.json_field(STORABLE, required=False)
+    acceptance_rule = f.json_field(STORABLE, required=False, allow_null=True)
 
     def validate(self, attrs):
         if attrs.get("job") is None and not self.context.get("repush"):
@@ -403,14 +487,34 @@ class RunPushSerializer(serializers.Serializer):
         return {k: data[k] for k in ("signals", "acceptance_rule") if k in data}
 
 
-class ReviewSerializer(serializers.ModelSerializer):
-    aestheticRating = serializers.IntegerField(source="aesthetic_rating", min_value=1, max_value=5)
-    verdict = serializers.ChoiceField(
+class RunRepushSerializer(RunPushSerializer):
+    """A re-push (``PUT /api/runs/{id}/``): the run names its job or cell already."""
+
+    def __init__(self, *args, **kwargs):
+        kwargs["context"] = {**kwargs.get("context", {}), "repush": True}
+        super().__init__(*args, **kwargs)
+
+
+# A push names its job, or the cell of a run launched outside Loopweb.
+schema.patch(
+    "RunPushRequest",
+    _={
+        "anyOf": [
+            {"required": ["job"], "properties": {"job": {"type": "integer"}}},
+            {"required": ["case", "version", "combination"]},
+        ]
+    },
+)
+
+
+class ReviewSerializer(f.ModelSerializer):
+    aestheticRating = f.IntegerField(source="aesthetic_rating", min_value=1, max_value=5)
+    verdict = f.ChoiceField(
         choices=ReviewVerdict.values, required=False, allow_null=True, allow_blank=True
     )
-    reviewer = serializers.CharField(source="reviewer.username", read_only=True)
-    createdAt = serializers.DateTimeField(source="created_at", read_only=True)
-    writeup = serializers.CharField(max_length=20000, allow_blank=True, default="")
+    reviewer = f.CharField(source="reviewer.username", read_only=True)
+    createdAt = f.DateTimeField(source="created_at", read_only=True)
+    writeup = f.CharField(max_length=20000, allow_blank=True, default="")
 
     class Meta:
         model = Review
@@ -422,24 +526,24 @@ class RunSerializer(serializers.Serializer):
     """A run as the API shows it. Declared field by field: a run is shown on every push, and a
     ModelSerializer would rebuild these fields from the model each time."""
 
-    id = serializers.IntegerField(read_only=True)
-    job = serializers.IntegerField(source="job_id", allow_null=True)
-    cellKey = serializers.CharField(source="cell_key")
-    case = serializers.CharField()
-    version = serializers.CharField()
-    variant = serializers.CharField()
-    engine = serializers.CharField(allow_null=True)
-    combination = serializers.IntegerField(source="combination_id", allow_null=True)
+    id = f.IntegerField(read_only=True)
+    job = f.IntegerField(source="job_id", allow_null=True)
+    cellKey = f.CharField(source="cell_key")
+    case = f.CharField()
+    version = f.CharField()
+    variant = f.CharField()
+    engine = f.CharField(allow_null=True)
+    combination = f.IntegerField(source="combination_id", allow_null=True)
     cell = serializers.JSONField()
-    outcome = serializers.ChoiceField(choices=Outcome.choices)
+    outcome = f.ChoiceField(choices=Outcome.choices)
     record = serializers.JSONField()
-    buildLoaded = serializers.BooleanField(source="build_loaded", allow_null=True)
-    validatorRating = serializers.CharField(source="validator_rating", allow_null=True)
-    counted = serializers.BooleanField()
-    published = serializers.BooleanField()
-    finishedAt = serializers.DateTimeField(source="finished_at")
-    commit = serializers.CharField()
-    mergeArtifact = serializers.CharField(source="merge_artifact")
+    buildLoaded = f.BooleanField(source="build_loaded", allow_null=True)
+    validatorRating = f.CharField(source="validator_rating", allow_null=True)
+    counted = f.BooleanField()
+    published = f.BooleanField()
+    finishedAt = f.DateTimeField(source="finished_at")
+    commit = f.CharField()
+    mergeArtifact = f.CharField(source="merge_artifact")
     acceptance_rule = serializers.JSONField(allow_null=True)
     reviewed = serializers.SerializerMethodField()
 
@@ -451,5 +555,5 @@ class RunSerializer(serializers.Serializer):
 
 
 class TokenRequestSerializer(serializers.Serializer):
-    username = serializers.CharField(max_length=150)
-    password = serializers.CharField(max_length=200, trim_whitespace=False)
+    username = f.CharField(max_length=150)
+    password = f.CharField(max_length=200, trim_whitespace=False)

@@ -55,6 +55,7 @@ class CaseViewSet(
     serializer_class = s.CaseSerializer
     permission_classes = [CatalogWrite]
     lookup_field = "slug"
+    lookup_value_regex = "[-a-zA-Z0-9_]+"  # a slug: anything else names no case
 
     def get_serializer_context(self):
         return {**super().get_serializer_context(), "with_versions": self.action == "retrieve"}
@@ -265,13 +266,13 @@ class RunViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.Gene
             status=status.HTTP_201_CREATED if created else status.HTTP_200_OK,
         )
 
-    @extend_schema(request=s.RunPushSerializer, responses=s.RunSerializer)
+    @extend_schema(request=s.RunRepushSerializer, responses=s.RunSerializer)
     def update(self, request, pk=None):
         CanPush().has_permission(request, self) or self.permission_denied(request)
         run = self.get_object()
         if not can_repush(request.user, run):
             raise PermissionDenied("Only a driver, staff or the run's owner may re-push it.")
-        body = s.RunPushSerializer(data=request.data, context={"repush": True})
+        body = s.RunRepushSerializer(data=request.data)
         body.is_valid(raise_exception=True)
         d = body.validated_data
         run = services.repush_run(
