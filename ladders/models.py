@@ -139,8 +139,10 @@ class DispatchClimber(models.Model):
     combination = models.ForeignKey(
         "runs.Combination", null=True, on_delete=models.SET_NULL, related_name="+"
     )
-    # The combination cell, pinned when the climber first resolves and never resolved again.
+    # The combination cell, pinned when the climber first resolves and never resolved again, and
+    # its key (empty while unpinned): the slot cells' keys end with it.
     cell = models.JSONField(null=True, blank=True)
+    pinned_key = models.CharField(max_length=500, blank=True, default="")
     # Verdicts the launch passes wrote: {rungId: "passed" | "failed"}.
     verdicts = models.JSONField(default=dict)
     retried_at = models.DateTimeField(null=True, blank=True)
@@ -150,6 +152,7 @@ class DispatchClimber(models.Model):
         constraints = [
             models.UniqueConstraint(fields=["dispatch", "key"], name="one_climber_per_key"),
         ]
+        indexes = [models.Index(fields=["dispatch", "pinned_key"], name="climber_pinned")]
 
     def __str__(self) -> str:
         return f"{self.key} in dispatch {self.dispatch_id}"

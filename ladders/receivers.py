@@ -6,7 +6,6 @@ from django.db.models import Q
 from ladders.models import Dispatch, DispatchCell, DispatchClimber, DispatchStatus
 from ladders.tasks import launch_pass
 from loopweb import tasking
-from loopweb.runs.cells import CombinationCell
 from loopweb.runs.models import Outcome
 from loopweb.runs.services import mark_canceled
 
@@ -20,20 +19,34 @@ def ladder_id_of(origin: str) -> int | None:
     return int(head) if head.isdigit() else None
 
 
-def lock_dispatch_of_origin(sender, origin: str, **kwargs) -> None:
+def lock_dispatch_of_origin(sender, origin: str, cell_key: str = "", **kwargs) -> None:
     """Before a ladder's job is ended, share its dispatch's row: a retry enqueued now is then
     ordered strictly before or after a Stop's sweep (which holds the row exclusively), never
     beside it. Pushes and launch passes do not hold the row against each other, so the drivers
-    of one busy dispatch never queue on it."""
+    of one busy dispatch never queue on it.
+
+    When the dispatch stops early, the row of the climber holding the job's cell is shared too:
+    a pass recording that climber's verdicts waits for this attempt's end, and so sees (and
+    cancels) a retry it enqueues; or it has recorded them, and the retry's check sees them."""
     ladder_id = ladder_id_of(origin)
-    if ladder_id is not None and connection.vendor == "postgresql":
-        # Dispatch before job: the same order Stop and the launch pass take their locks in.
-        with connection.cursor() as cursor:
-            cursor.execute(
-                f"SELECT id FROM {Dispatch._meta.db_table} WHERE ladder_id = %s"  # noqa: S608
-                " FOR KEY SHARE",
-                [ladder_id],
-            )
+    if ladder_id is None or connection.vendor != "postgresql":
+        return  # SQLite runs one writer at a time
+    dispatches, climbers = Dispatch._meta.db_table, DispatchClimber._meta.db_table
+    # Dispatch before climber before job: the order Stop and the launch pass take their locks in.
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"SELECT id, dispatch_id, (snapshot->'gate'->>'earlyStop')::boolean"  # noqa: S608
+            f" FROM {dispatches} WHERE ladder_id = %s FOR KEY SHARE",
+            [ladder_id],
+        )
+        row = cursor.fetchone()
+        if row is None or not row[2] or not origin.startswith(f"ladder:{ladder_id}/{row[1]}/"):
+            return
+        cursor.execute(
+            f"SELECT id FROM {climbers}"  # noqa: S608
+            " WHERE dispatch_id = %s AND pinned_key = %s FOR SHARE",
+            [row[0], cell_key.split("::", 1)[-1]],
+        )
 
 
 def cancel_retry_of_stopped_dispatch(sender, retry, **kwargs) -> None:
@@ -55,30 +68,16 @@ def cancel_retry_of_stopped_dispatch(sender, retry, **kwargs) -> None:
 
 
 def _slot_decided_early(retry, dispatch_id: str) -> bool:
-    """With earlyStop, a slot decided while an attempt was under way needs no retry of it.
-
-    The climber's row is read under a lock: a pass recording the decision at this moment
-    has written it (and this waits for that pass to commit, then sees the verdict), or will wait
-    for this push to commit before it cancels the slot's queued jobs, this retry among them."""
+    """With earlyStop, a slot decided while an attempt was under way needs no retry of it. (Its
+    climber's row was locked before the attempt's job: see ``lock_dispatch_of_origin``.)"""
     rung_id = retry.origin.rsplit("/", 1)[-1]
-    combination_key = retry.cell_key.split("::", 1)[-1]
     dispatch = Dispatch.objects.filter(dispatch_id=dispatch_id).only("snapshot").first()
     if dispatch is None or not dispatch.snapshot["gate"].get("earlyStop"):
         return False
-    climbers = DispatchClimber.objects.filter(dispatch=dispatch).values_list("pk", "cell")
-    holder = next(
-        (
-            pk
-            for pk, cell in climbers
-            if cell and CombinationCell.from_json(cell).key == combination_key
-        ),
-        None,
-    )
-    if holder is None:
-        return False
     verdicts = (
-        DispatchClimber.objects.filter(pk=holder)
-        .select_for_update(no_key=True)
+        DispatchClimber.objects.filter(
+            dispatch=dispatch, pinned_key=retry.cell_key.split("::", 1)[-1]
+        )
         .values_list("verdicts", flat=True)
         .first()
     )

@@ -267,6 +267,7 @@ def _resolve_climbers(declared: list[Combination]) -> list[DispatchClimber]:
                 key=combination.key,
                 combination=combination,
                 cell=cell.as_json() if cell else None,
+                pinned_key=cell.key if cell else "",
             )
         )
     return climbers
@@ -404,10 +405,10 @@ def run_launch_pass(*, ladder_id: int) -> PassReport | None:
         [loaded] = evidence.load([dispatch])
         standing = _evaluate(loaded)
 
-        # Jobs before climbers, as a push ending a job takes them (see
-        # ``receivers._slot_decided_early``).
-        cancelled = _cancel_decided(dispatch, loaded, standing)
+        # Climbers before jobs, as a driver ending a job of an early-stopping dispatch takes
+        # them (``receivers.lock_dispatch_of_origin``).
         _record(dispatch, loaded, standing)
+        cancelled = _cancel_decided(dispatch, loaded, standing)
         published = _publish(standing)
         jobs = _launch(dispatch, loaded, standing, cancelled)
 
@@ -460,6 +461,7 @@ def _record(dispatch, loaded, standing) -> None:
     for row, climber in zip(loaded.climbers, standing.climbers, strict=True):
         if climber.pin_now:
             row.cell = climber.cell.as_json()
+            row.pinned_key = climber.cell.key
             pinned.append(row)
         if climber.new_verdicts:
             row.verdicts = {**row.verdicts, **climber.new_verdicts}
@@ -474,17 +476,19 @@ def _record(dispatch, loaded, standing) -> None:
 def _write_climbers(climbers: list[DispatchClimber]) -> None:
     """One UPDATE for every changed climber, however many decisions the pass recorded."""
     if connection.vendor != "postgresql":
-        DispatchClimber.objects.bulk_update(climbers, ["cell", "verdicts"])
+        DispatchClimber.objects.bulk_update(climbers, ["cell", "pinned_key", "verdicts"])
         return
     with connection.cursor() as cursor:
         cursor.execute(
             f"UPDATE {DispatchClimber._meta.db_table} AS c"  # noqa: S608 - a model's table name
-            " SET cell = v.cell, verdicts = v.verdicts"
-            " FROM unnest(%s::bigint[], %s::jsonb[], %s::jsonb[]) AS v(id, cell, verdicts)"
+            " SET cell = v.cell, pinned_key = v.pinned_key, verdicts = v.verdicts"
+            " FROM unnest(%s::bigint[], %s::jsonb[], %s::text[], %s::jsonb[])"
+            " AS v(id, cell, pinned_key, verdicts)"
             " WHERE c.id = v.id",
             [
                 [c.pk for c in climbers],
                 [None if c.cell is None else Jsonb(c.cell) for c in climbers],
+                [c.pinned_key for c in climbers],
                 [Jsonb(c.verdicts) for c in climbers],
             ],
         )

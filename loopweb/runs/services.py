@@ -99,7 +99,7 @@ def enqueue(jobs: list[Job]) -> list[Job]:
 
 def cancel_job(*, job: Job) -> Job:
     with transaction.atomic():
-        signals.attempt_ending.send(sender=Job, origin=job.origin)
+        signals.attempt_ending.send(sender=Job, origin=job.origin, cell_key=job.cell_key)
         # Lock the job so a driver's concurrent report or push sees the cancel, not a stale row.
         job = Job.objects.select_for_update().get(pk=job.pk)
         if not job.in_flight:
@@ -148,10 +148,14 @@ def _count_unretried(retry_ids: list[int]) -> None:
 
 def retried(job_id: int) -> bool:
     """Whether the attempt was retried: it has a retry, and that retry was not cancelled before
-    it started."""
+    it started (and then produced no run)."""
     return (
         Job.objects.filter(pk=job_id, retry__isnull=False)
-        .exclude(retry__status=JobStatus.CANCELED, retry__started_at__isnull=True)
+        .exclude(
+            retry__status=JobStatus.CANCELED,
+            retry__started_at__isnull=True,
+            retry__run__isnull=True,
+        )
         .exists()
     )
 
@@ -274,10 +278,11 @@ def fail_job(*, job_id: int, driver, failure: str, detail: str = "") -> Job:
     if failure not in Outcome.values or failure == Outcome.COMPLETED:
         raise ValidationError({"failure": [f"{failure!r} is not a failure."]})
     with transaction.atomic():
-        origin = Job.objects.filter(pk=job_id).values_list("origin", flat=True).first()
-        if origin is None:
+        found = Job.objects.filter(pk=job_id).values_list("origin", "cell_key").first()
+        if found is None:
             raise Job.DoesNotExist(job_id)
-        signals.attempt_ending.send(sender=Job, origin=origin)
+        origin, key = found
+        signals.attempt_ending.send(sender=Job, origin=origin, cell_key=key)
         job = _driver_job(job_id, driver)
         if not job.in_flight:
             raise Conflict(f"job {job_id} is already {job.status}")
@@ -349,13 +354,13 @@ def expire_leases(*, now: datetime | None = None) -> int:
     now = now or timezone.now()
     expired = list(
         Job.objects.filter(status__in=IN_FLIGHT[1:], lease_expires_at__lt=now).values_list(
-            "pk", "origin"
+            "pk", "origin", "cell_key"
         )
     )
     ended = 0
-    for job_id, origin in expired:
+    for job_id, origin, key in expired:
         with transaction.atomic():
-            signals.attempt_ending.send(sender=Job, origin=origin)
+            signals.attempt_ending.send(sender=Job, origin=origin, cell_key=key)
             job = (
                 Job.objects.select_for_update(skip_locked=True)
                 .filter(pk=job_id, status__in=IN_FLIGHT[1:], lease_expires_at__lt=now)
@@ -403,12 +408,13 @@ def push_run(
     """
     with transaction.atomic():
         if job_id is not None:
-            origin = Job.objects.filter(pk=job_id).values_list("origin", flat=True).first()
-            if origin is None:
+            found = Job.objects.filter(pk=job_id).values_list("origin", "cell_key").first()
+            if found is None:
                 raise ValidationError(
                     {"job": [ValidationError(f"job {job_id} does not exist", "does_not_exist")]}
                 )
-            signals.attempt_ending.send(sender=Job, origin=origin)
+            origin, key = found
+            signals.attempt_ending.send(sender=Job, origin=origin, cell_key=key)
             job = Job.objects.select_for_update().get(pk=job_id)
             # A job's run is stored in the transaction that ends its attempt, under this lock, so
             # an attempt still in flight has none. Otherwise a query of its own, after the lock:
@@ -429,6 +435,10 @@ def push_run(
                 _check_lease(job, pushed_by)
             if not job.in_flight and job.status != JobStatus.CANCELED:
                 raise Conflict(f"job {job_id} already ended {job.status} without this run")
+            if job.status == JobStatus.CANCELED and job.attempt > 1:
+                # A retry cancelled before it started ran after all: the attempt it retries was
+                # retried, and its run is left out in favour of this one.
+                Run.objects.filter(job__retry=job, counted=True).update(counted=False)
             run = Run(
                 job=job,
                 owner_id=job.owner_id,

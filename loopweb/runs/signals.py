@@ -4,8 +4,9 @@ change, so a subscriber's writes (and the tasks it enqueues) commit or roll back
 
 from django.dispatch import Signal
 
-#: Sent before a job's attempt is locked to end it, with ``origin``. A scheduler that owns the
-#: origin takes its own lock here, so locks are always taken scheduler first, then job.
+#: Sent before a job's attempt is locked to end it, with ``origin`` and ``cell_key``. A scheduler
+#: that owns the origin takes its own locks here, so locks are always taken scheduler first,
+#: then job.
 attempt_ending = Signal()
 
 #: Sent with ``retry`` (the new attempt) after an automatic retry is enqueued. A receiver may

@@ -13,7 +13,7 @@ from ladders import services
 from ladders.models import Dispatch
 from loopweb.runs import services as run_services
 from loopweb.runs.errors import Conflict
-from loopweb.runs.models import IN_FLIGHT, Job
+from loopweb.runs.models import IN_FLIGHT, Job, Run
 from tests.factories import UserFactory
 from tests.ladders.builders import PERFECT, climbers, make_ladder, versions
 
@@ -122,14 +122,17 @@ def test_passes_and_drivers_never_launch_twice_or_past_a_target_or_the_limit(own
 
 def test_stop_and_cancel_running_leaves_nothing_in_flight_under_a_race(owner):
     drivers = [UserFactory(username=f"s{i}", role="driver") for i in range(3)]
-    ladder = make_ladder(owner, versions(4), climbers(8), runsPerCell=3, runsInFlightLimit=12)
+    ladder = make_ladder(owner, versions(6), climbers(8), runsPerCell=3, runsInFlightLimit=12)
     services.start_dispatch(ladder=ladder)
     race = Race()
     for i, driver in enumerate(drivers):
         race.spawn(drive, driver, random.Random(10 + i))
     for _ in range(2):
         race.spawn(launch, ladder.pk)
-    time.sleep(1.5)
+    # Stop mid-climb: once a dozen runs have landed (of the 144 the climb could take).
+    deadline = time.monotonic() + 30
+    while Run.objects.count() < 12 and time.monotonic() < deadline and not race.errors:
+        time.sleep(0.02)
     cancelled = services.stop_dispatch(ladder=ladder, cancel_running=True)
     left = Job.objects.filter(origin__startswith=f"ladder:{ladder.pk}/", status__in=IN_FLIGHT)
     assert left.count() == 0

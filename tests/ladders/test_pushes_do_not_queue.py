@@ -8,12 +8,15 @@ import pytest
 from django.db import close_old_connections, connection
 
 from ladders import services
+from loopweb.runs import services as run_services
 from loopweb.runs import signals
+from loopweb.runs.models import Job
 from tests.ladders.builders import PERFECT, claim_all, climbers, make_ladder, push, versions
 
 pytestmark = [
     pytest.mark.django_db(transaction=True),
     pytest.mark.xdist_group("concurrency"),
+    pytest.mark.postgres,  # row locks (SQLite runs one writer at a time)
 ]
 
 
@@ -124,3 +127,62 @@ def test_a_stop_still_waits_for_a_push_under_way(owner, driver):
     held.finish()
     stopping.join(timeout=30)
     assert stopped == [1]  # the second job, still pending; the first ended with its run
+
+
+def deciding_race(owner, driver):
+    """One climber, one rung of two runs, earlyStop: one job running, the other's passing run
+    pushed, and the pass that records the decision not run yet."""
+    ladder = make_ladder(
+        owner, versions(1), climbers(1), runsPerCell=2, retryCount=1, gate={"earlyStop": True}
+    )
+    services.start_dispatch(ladder=ladder, run_pass=False)
+    services.run_launch_pass(ladder_id=ladder.pk)
+    running, deciding = claim_all(driver)
+    run_services.report_status(job_id=running.pk, driver=driver, status="running")
+    push(driver, deciding, record=PERFECT)
+    return ladder, running
+
+
+def retry_of(job) -> Job:
+    return Job.objects.get(attempt=2, origin=job.origin)
+
+
+def test_a_retry_enqueued_while_a_pass_records_the_decision_is_cancelled(
+    owner, driver, monkeypatch
+):
+    """ "The launch pass that records the decision cancels the queued and pending jobs the
+    dispatch launched for the slot": a retry enqueued while that pass runs waits for it, then
+    finds the slot decided and is cancelled."""
+    ladder, running = deciding_race(owner, driver)
+    recorded, release = threading.Event(), threading.Event()
+    real = services._cancel_decided
+
+    def after_recording(*args):
+        recorded.set()
+        assert release.wait(timeout=20)
+        return real(*args)
+
+    monkeypatch.setattr(services, "_cancel_decided", after_recording)
+    passing = in_a_thread(lambda: services.run_launch_pass(ladder_id=ladder.pk))
+    assert recorded.wait(timeout=20)
+    failing = in_a_thread(lambda: push(driver, running, outcome="catastrophic", record={}))
+    failing.join(timeout=2)
+    assert failing.is_alive(), "the attempt's end did not wait for the recording pass"
+    release.set()
+    passing.join(timeout=30)
+    failing.join(timeout=30)
+    assert retry_of(running).status == "canceled"
+
+
+def test_a_pass_recording_a_decision_cancels_a_retry_enqueued_just_before(owner, driver):
+    ladder, running = deciding_race(owner, driver)
+    held = Held(
+        signals.run_pushed,
+        lambda kw: kw["run"].job_id == running.pk,
+        lambda: push(driver, running, outcome="catastrophic", record={}),
+    )
+    passing = in_a_thread(lambda: services.run_launch_pass(ladder_id=ladder.pk))
+    passing.join(timeout=2)
+    held.finish()
+    passing.join(timeout=30)
+    assert retry_of(running).status == "canceled"

@@ -69,10 +69,13 @@ def test_an_empty_claim_runs_a_bounded_number_of_queries(driver_api, django_asse
 #      run, so never both), INSERT the automatic retry after 6.
 #   6. INSERT the run
 #   7. UPDATE the job: terminal, stamped with its retry
-#   8. INSERT the change stamp of the run's cell (boards reading it know to look again)
+#   8. INSERT the change stamp of the run's cell (boards reading it know to look again; on
+#      SQLite, where stamps come from a counter, also the counter's UPDATE)
 #   9. RELEASE SAVEPOINT
 # The job was in flight, so it has no run yet (no lookup), and a run stored a moment ago has no
 # reviews (the response's `reviewed` needs no query).
+#: The change stamp's extra statement on SQLite (its counter).
+STAMP = 0 if connection.vendor == "postgresql" else 1
 PUSH_BUDGET = 9
 
 
@@ -95,7 +98,7 @@ def test_a_push_runs_a_bounded_number_of_queries(
     job = claim(driver, hand_job(owner, version, combination, retry_count=1))
     record = {"checklist": {f"i{n}": True for n in range(checklist_items)}}
 
-    with django_assert_max_num_queries(PUSH_BUDGET):
+    with django_assert_max_num_queries(PUSH_BUDGET + STAMP):
         response = driver_api.post(
             "/api/runs/", push_body(job, outcome=outcome, record=record), format="json"
         )
@@ -111,7 +114,7 @@ def test_a_second_push_for_the_same_job_runs_a_bounded_number_of_queries(
 
     # Token; savepoint; origin; job locked; its run; case version; was the attempt retried;
     # UPDATE the run; the change stamp; release; reviews.
-    with django_assert_max_num_queries(11):
+    with django_assert_max_num_queries(11 + STAMP):
         assert driver_api.post("/api/runs/", push_body(job), format="json").status_code == 200
 
 
@@ -123,5 +126,5 @@ def test_a_push_with_a_cell_runs_a_bounded_number_of_queries(
 
     # Token; the combination; savepoint; the model catalog entries of the combination (its
     # cell); the case version; INSERT the run; the change stamp; release.
-    with django_assert_max_num_queries(8):
+    with django_assert_max_num_queries(8 + STAMP):
         assert owner_api.post("/api/runs/", body, format="json").status_code == 201

@@ -158,3 +158,28 @@ def test_an_attempt_whose_retry_was_cancelled_once_under_way_stays_retried(
         run=run, outcome="catastrophic", record=PERFECT, finished_at=run.finished_at
     )
     assert run.counted is False
+
+
+def test_a_retry_cancelled_before_it_started_that_still_pushes_its_run_was_a_retry_after_all(
+    owner, driver, version, combination
+):
+    """A driver that never reported its claimed retry may still run it and push its run after
+    the cancel: the attempt was retried after all, so the retry's run counts and the attempt's
+    does not ("the retried attempt's run is left out in favour of the retry's")."""
+    job = hand_job(owner, version, combination, retry_count=1)
+    first = finish(driver, job, outcome="catastrophic")
+    job.refresh_from_db()
+    retry = claim(driver, job.retry)
+    services.cancel_job(job=retry)
+    first.refresh_from_db()
+    assert first.counted is True
+
+    late = finish(driver, retry, outcome="completed")
+
+    first.refresh_from_db()
+    assert (first.counted, late.counted) == (False, True)
+    assert counted_runs(first.cell_key, 5) == [late]
+    first = services.repush_run(
+        run=first, outcome="catastrophic", record=PERFECT, finished_at=first.finished_at
+    )
+    assert first.counted is False
