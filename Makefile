@@ -6,7 +6,7 @@ PG_URL ?= postgres://postgres@127.0.0.1:5432/loopweb
 TEST_DATABASE_URL ?= $(if $(DATABASE_URL),$(DATABASE_URL),$(PG_URL))
 PYTEST_ARGS ?=
 
-.PHONY: setup demo test test-browser-repeat lint format bench fuzz stress browsers clean
+.PHONY: setup demo serve test test-browser-repeat lint format bench fuzz stress scale browsers clean
 
 $(PY):
 	"$$(scripts/find-python)" -m venv $(VENV)
@@ -20,6 +20,10 @@ setup: $(STAMP)
 
 demo: setup
 	@scripts/demo
+
+# The production shape on PostgreSQL: gunicorn (3 web processes) and 2 task workers.
+serve: setup
+	@DATABASE_URL=$(or $(DATABASE_URL),$(PG_URL)) scripts/serve
 
 test: setup
 	DATABASE_URL=$(TEST_DATABASE_URL) DEBUG=1 $(PY) -m pytest -n 2 --dist loadgroup $(PYTEST_ARGS)

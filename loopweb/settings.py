@@ -287,7 +287,7 @@ LOGGING = {
         "django.server": {"level": os.environ.get("LOG_LEVEL_REQUESTS", "INFO")},
         # A line per task state; loopweb.ops logs the failures itself, on one line.
         "django.tasks": {"level": os.environ.get("LOG_LEVEL_TASKS", "CRITICAL")},
-        "django_tasks_db": {"level": os.environ.get("LOG_LEVEL_TASKS", "WARNING")},
+        "django_tasks_db": {"level": os.environ.get("LOG_LEVEL_TASKS", "ERROR")},
         "gunicorn.error": {"level": "WARNING"},
         # A line per failed reconnection attempt; loopweb.ops reports the outage once.
         "psycopg.pool": {"level": "ERROR"},
