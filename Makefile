@@ -61,5 +61,11 @@ STRESS_SEED ?= 1
 stress: setup
 	DATABASE_URL=$(TEST_DATABASE_URL) DEBUG=1 LOOPWEB_STRESS_SCENARIOS=$(STRESS_SCENARIOS) LOOPWEB_STRESS_SEED=$(STRESS_SEED) $(PY) -m pytest tests/stress -p no:xdist -q $(PYTEST_ARGS)
 
+# The production shape at scale, with faults: 3 web processes, 2 task workers and 32 simulated
+# drivers climb a 100 × 20 ladder while a web process and a task worker are killed and PostgreSQL
+# is restarted (LOOPWEB_SCALE_RESTART=0 cuts its connections instead). Figures: var/scale/full.json.
+scale: setup
+	DATABASE_URL=$(TEST_DATABASE_URL) DEBUG=1 LOOPWEB_SCALE=full $(PY) -m pytest tests/scale -p no:xdist -q -s $(PYTEST_ARGS)
+
 clean:
 	rm -rf $(VENV) var
