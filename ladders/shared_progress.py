@@ -22,6 +22,7 @@ from django.db import connection, transaction
 from rest_framework.renderers import JSONRenderer
 
 from ladders.selectors import ladder_progress
+from loopweb import telemetry
 
 logger = logging.getLogger(__name__)
 
@@ -68,7 +69,9 @@ def _fresh(shared: Shared | None, max_age: float) -> bool:
 
 def compute(ladder) -> Shared:
     started = _now()
+    clock = time.perf_counter()
     body = ladder_progress(ladder)
+    telemetry.PROGRESS_SECONDS.observe(time.perf_counter() - clock)
     encoded = JSONRenderer().render(body)
     return Shared(
         body=body,

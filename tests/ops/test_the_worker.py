@@ -3,6 +3,7 @@ periodic chores and the tasks, with any number of worker processes, and rides ou
 database (reached here through a proxy the test cuts, so the real server is never restarted)."""
 
 import datetime as dt
+import json
 import shlex
 import sys
 import threading
@@ -95,6 +96,9 @@ def test_the_procfile_worker_recovers_a_pass_a_killed_worker_left_running_and_ru
     assert Job.objects.get(pk=vanished.pk).failure_detail == "lease expired"
     assert worker.matching("put 1 task(s) back in the queue, left running by killed")
     assert not WorkerProcess.objects.exists()  # it said goodbye
+    # Readable: no line per task at the default level, one line per event.
+    assert not worker.matching("Task id="), worker.output
+    assert len(worker.lines) <= 6, worker.output
 
 
 def outside_job_leased_until(driver, when) -> Job:
@@ -117,7 +121,7 @@ def outside_job_leased_until(driver, when) -> Job:
 
 
 def test_two_workers_started_at_once_launch_every_slot_once(climb):
-    workers = [start_worker(), start_worker()]
+    workers = [start_worker(LOG_FORMAT="json"), start_worker(LOG_FORMAT="json")]
     try:
         wait_until(
             lambda: (
@@ -134,6 +138,12 @@ def test_two_workers_started_at_once_launch_every_slot_once(climb):
     assert len(ladder_jobs(climb["ladder"])) == 1
     assert dispatch_of(climb["ladder"]).passes >= 1
     assert all(w.popen.returncode == 0 for w in workers), [w.output for w in workers]
+    # LOG_FORMAT=json: every line one JSON object.
+    for worker in workers:
+        lines = [json.loads(line) for line in worker.lines]
+        assert {"worker.started", "worker.recovered", "worker.stopped"} <= {
+            line.get("event") for line in lines
+        }
 
 
 def test_a_chore_is_run_by_one_worker_per_period_however_many_ask(settings):
