@@ -21,7 +21,7 @@ setup: $(STAMP)
 demo: setup
 	@scripts/demo
 
-# The production shape on PostgreSQL: gunicorn (3 web processes) and 2 task workers.
+# The production shape on PostgreSQL: gunicorn (2 web processes × 8 threads) and 2 task workers.
 serve: setup
 	@DATABASE_URL=$(or $(DATABASE_URL),$(PG_URL)) scripts/serve
 

@@ -2,8 +2,9 @@
 loopweb.wsgi``). Every value comes from the environment, with the defaults ``make serve`` uses.
 
 WEB_BIND         address to listen on (default ``$HOST:$PORT``, 127.0.0.1:8000)
-WEB_CONCURRENCY  web processes (3): about one per core, they share nothing but the database
-WEB_THREADS      threads per process (4): requests are mostly waiting on PostgreSQL, and a
+WEB_CONCURRENCY  web processes (2): about one per core; they share nothing but the database,
+                 so each computes its own copy of a watched board's progress
+WEB_THREADS      threads per process (8): requests are mostly waiting on PostgreSQL, and a
                  process's threads share its copy of each board's progress
 WEB_TIMEOUT      seconds a request may take before its process is replaced (30)
 LOG_ACCESS       "1" for one access-log line per request (off: drivers make many)
@@ -18,8 +19,8 @@ from loopweb import logs
 bind = os.environ.get("WEB_BIND") or (
     f"{os.environ.get('HOST', '127.0.0.1')}:{os.environ.get('PORT', '8000')}"
 )
-workers = int(os.environ.get("WEB_CONCURRENCY", "3"))
-threads = int(os.environ.get("WEB_THREADS", "4"))
+workers = int(os.environ.get("WEB_CONCURRENCY", "2"))
+threads = int(os.environ.get("WEB_THREADS", "8"))
 worker_class = "gthread"
 timeout = int(os.environ.get("WEB_TIMEOUT", "30"))
 graceful_timeout = 10

@@ -13,9 +13,10 @@ Production (docs/deployment.md has the whole picture):
 
 DB_POOL          "1" pools PostgreSQL connections per process (psycopg's pool through Django);
                  on by default on PostgreSQL when DEBUG is off, "0" turns it off
-DB_POOL_MIN_SIZE / DB_POOL_MAX_SIZE   connections each process keeps open / may open (2 / 5).
+DB_POOL_MIN_SIZE / DB_POOL_MAX_SIZE   connections each process keeps open / may open (2 /
+                 WEB_THREADS + 1, i.e. 9).
                  Size it as: a web process needs one per thread plus one for the progress
-                 refresh (gunicorn --threads 4 → 5); a task worker needs three (tasks, chores,
+                 refresh (gunicorn --threads 8 → 9); a task worker needs three (tasks, chores,
                  heartbeat). The sum over every process must stay below PostgreSQL's
                  max_connections (or the pooler's pool size) with room for migrations and psql.
 DB_POOL_TIMEOUT  seconds a request waits for a pooled connection before it answers 503 (5)
@@ -151,7 +152,9 @@ else:
         # database restart no request is handed a dead one.
         options["pool"] = {
             "min_size": int(os.environ.get("DB_POOL_MIN_SIZE", "2")),
-            "max_size": int(os.environ.get("DB_POOL_MAX_SIZE", "5")),
+            "max_size": int(
+                os.environ.get("DB_POOL_MAX_SIZE") or int(os.environ.get("WEB_THREADS", "8")) + 1
+            ),
             "timeout": float(os.environ.get("DB_POOL_TIMEOUT", "5")),
         }
         DATABASES["default"]["CONN_MAX_AGE"] = 0  # the pool keeps them; Django must not

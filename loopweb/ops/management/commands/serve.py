@@ -57,11 +57,11 @@ class Command(BaseCommand):
             or f"{os.environ.get('HOST', '127.0.0.1')}:{os.environ.get('PORT', '8000')}",
         )
         parser.add_argument(
-            "--web", type=int, default=int(os.environ.get("WEB_CONCURRENCY", "3")),
+            "--web", type=int, default=int(os.environ.get("WEB_CONCURRENCY", "2")),
             help="web processes",
         )  # fmt: skip
         parser.add_argument(
-            "--threads", type=int, default=int(os.environ.get("WEB_THREADS", "4")),
+            "--threads", type=int, default=int(os.environ.get("WEB_THREADS", "8")),
             help="threads per web process",
         )  # fmt: skip
         parser.add_argument(
