@@ -9,9 +9,11 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 import urllib.error
@@ -155,7 +157,7 @@ class Shape:
 
     METRICS_TOKEN = "scale-metrics-token"
 
-    def __init__(self, size: Size, lease: int):
+    def __init__(self, size: Size, lease: int, database_url: str | None = None):
         self.port = _free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.process = Process(
@@ -173,6 +175,7 @@ class Shape:
                 LOOPWEB_METRICS_TOKEN=self.METRICS_TOKEN,
                 LOOPWEB_SIGNIN_ADDRESS_LIMIT="1000/60",
                 PROMETHEUS_MULTIPROC_DIR=str(BASE_DIR / "var" / f"prometheus-{self.port}"),
+                **({"DATABASE_URL": database_url} if database_url else {}),
             ),
             new_session=True,
         )
@@ -287,6 +290,53 @@ def children_of(pid: int) -> list[int]:
         if int(fields[1]) == pid and fields[0] not in "ZX":
             found.append(int(entry.name))
     return found
+
+
+class PgBouncer:
+    """PgBouncer in transaction pooling mode in front of the test database's server."""
+
+    def __init__(self):
+        self.folder = Path(tempfile.mkdtemp(prefix="loopweb-pgbouncer-"))
+        self.folder.chmod(0o755)  # pgbouncer runs as postgres, and reads its files
+        self.port = _free_port()
+        db = connection.settings_dict
+        users = self.folder / "users.txt"
+        users.write_text(f'"{db.get("USER") or "postgres"}" ""\n')
+        config = self.folder / "pgbouncer.ini"
+        config.write_text(
+            "[databases]\n"
+            f"* = host={db.get('HOST') or '127.0.0.1'} port={db.get('PORT') or 5432}\n"
+            "[pgbouncer]\n"
+            f"listen_addr = 127.0.0.1\nlisten_port = {self.port}\n"
+            f"auth_type = trust\nauth_file = {users}\n"
+            "pool_mode = transaction\nmax_client_conn = 500\ndefault_pool_size = 20\n"
+            "ignore_startup_parameters = extra_float_digits\nunix_socket_dir =\nlogfile =\n"
+        )
+        for path in (users, config):
+            path.chmod(0o644)
+        command = ["pgbouncer", str(config)]
+        if os.geteuid() == 0:
+            command[1:1] = ["-u", "postgres"]  # it will not run as root
+        self.process = Process(command, {**os.environ})
+        wait_until(self._answers, 20, "PgBouncer answering", self.process)
+
+    def _answers(self) -> bool:
+        import psycopg
+
+        try:
+            with psycopg.connect(self.url("postgres"), connect_timeout=2):
+                return True
+        except psycopg.OperationalError:
+            return False
+
+    def url(self, name: str | None = None) -> str:
+        db = connection.settings_dict
+        user = db.get("USER") or "postgres"
+        return f"postgres://{user}@127.0.0.1:{self.port}/{name or db['NAME']}"
+
+    def stop(self) -> None:
+        self.process.stop()
+        shutil.rmtree(self.folder, ignore_errors=True)
 
 
 # Faults ---------------------------------------------------------------------------------------

@@ -15,6 +15,7 @@ recovery time are printed (and written to var/scale/).
 import json
 import os
 import re
+import shutil
 import time
 from collections import Counter
 
@@ -38,6 +39,23 @@ pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.xdist_group("
 
 
 def test_the_production_shape_climbs_to_the_end_through_faults(owner, tmp_path):
+    climb(owner, tmp_path, SIZE, restart=RESTART)
+
+
+@pytest.mark.skipif(not shutil.which("pgbouncer"), reason="PgBouncer is not installed")
+def test_the_production_shape_works_through_pgbouncer_in_transaction_pooling(owner, tmp_path):
+    """Row locks, transaction-level advisory locks, SKIP LOCKED claims and the chores' claims
+    hold through PgBouncer's transaction pooling: the same climb and checks, every process
+    connected through it (its own pool in front of PostgreSQL's)."""
+    bouncer = harness.PgBouncer()
+    try:
+        climb(owner, tmp_path, harness.SMOKE, restart=False, database_url=bouncer.url())
+    finally:
+        bouncer.stop()
+
+
+def climb(owner, tmp_path, size: harness.Size, *, restart: bool, database_url: str | None = None):
+    SIZE = size  # noqa: N806 - the size of this climb
     ladder = harness.build_ladder(owner, SIZE)
     _, owner_token = ApiToken.objects.issue(owner)
     token = harness.driver_token()
@@ -54,7 +72,7 @@ def test_the_production_shape_climbs_to_the_end_through_faults(owner, tmp_path):
         before = runs_now()
         return lambda: runs_now() > before or board() != "running"
 
-    shape = harness.Shape(SIZE, SIZE.lease)
+    shape = harness.Shape(SIZE, SIZE.lease, database_url)
     fleet, faults, metrics = None, [], ""
     try:
         started = time.monotonic()
@@ -78,7 +96,7 @@ def test_the_production_shape_climbs_to_the_end_through_faults(owner, tmp_path):
         after(0.35)
         faults.append(harness.kill_a_worker_mid_pass(shape, ladder.pk))
         after(0.55)
-        if RESTART:
+        if restart:
             faults.append(harness.restart_the_database(shape, progressed))
         else:
             faults.append(harness.cut_every_connection(shape, progressed))
@@ -100,7 +118,8 @@ def test_the_production_shape_climbs_to_the_end_through_faults(owner, tmp_path):
     jobs = list(Job.objects.filter(origin__startswith=origin))
     runs = list(Run.objects.filter(job__origin__startswith=origin))
     report = {
-        "mode": "full" if FULL else "smoke",
+        "mode": ("full" if SIZE is harness.FULL else "smoke")
+        + (" through PgBouncer" if database_url else ""),
         "size": vars(SIZE),
         "climb_seconds": round(climbed, 1),
         "runs": len(runs),
@@ -150,7 +169,7 @@ def test_the_production_shape_climbs_to_the_end_through_faults(owner, tmp_path):
 def _write(report: dict) -> None:
     folder = BASE_DIR / "var" / "scale"
     folder.mkdir(parents=True, exist_ok=True)
-    (folder / f"{report['mode']}.json").write_text(json.dumps(report, indent=2))
+    (folder / f"{report['mode'].replace(' ', '-')}.json").write_text(json.dumps(report, indent=2))
 
 
 def _table(report: dict) -> str:
