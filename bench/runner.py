@@ -40,6 +40,10 @@ class Row:
     met: bool
 
 
+#: Figures worth printing under the table that are not compared with a floor.
+NOTES: list[str] = []
+
+
 class Rollback(Exception):
     pass
 
@@ -414,8 +418,14 @@ def table_size(
     built = tables.build_large_table(large_unrelated - small_unrelated)
     try:
         samples = tables.measure(ladder, one_pass, repeat=repeat)
+        counts = tables.count_seconds()
     finally:
         tables.drop_large_table()
+    NOTES.append(
+        f"count(*) over every run (what a paginated list of all runs pays for its count): "
+        f"{counts['small'] * 1000:.0f} ms with {small_unrelated:,} unrelated runs, "
+        f"{counts['large'] * 1000:.0f} ms with {large_unrelated:,}"
+    )
     rows = []
     for name, benchmark in (("pass", "launch pass"), ("progress", "progress read")):
         small = statistics.median(samples["small"][name]) * 1000

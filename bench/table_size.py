@@ -106,6 +106,24 @@ def measure(ladder, one_pass, *, repeat: int) -> dict[str, dict[str, list[float]
     return samples
 
 
+def count_seconds() -> dict[str, float]:
+    """How long ``SELECT count(*)`` over the runs takes on each table (what a paginated list of
+    every run costs its ``count``), warm."""
+    found = {}
+    for size in ("small", "large"):
+        if size == "large":
+            swap()
+        try:
+            count_runs()
+            started = time.perf_counter()
+            count_runs()
+            found[size] = time.perf_counter() - started
+        finally:
+            if size == "large":
+                swap()
+    return found
+
+
 def drop_large_table() -> None:
     with connection.cursor() as cursor:
         cursor.execute(f"DROP TABLE IF EXISTS {PARKED}")
