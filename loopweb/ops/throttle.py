@@ -18,6 +18,7 @@ concurrent attempts.
 
 from __future__ import annotations
 
+import hashlib
 import time
 
 from django.conf import settings
@@ -46,14 +47,21 @@ def bump(key: str, seconds: int, now: float | None = None) -> int:
     window = _window(seconds, now or time.time())
     table = connection.ops.quote_name(SignInCount._meta.db_table)
     with connection.cursor() as cursor:
-        cursor.execute(_UPSERT.format(table=table), [key[:300], window])
+        cursor.execute(_UPSERT.format(table=table), [key, window])
         return cursor.fetchone()[0]
 
 
 def current(key: str, seconds: int, now: float | None = None) -> int:
     window = _window(seconds, now or time.time())
-    found = SignInCount.objects.filter(key=key[:300], window=window).values_list("count", flat=True)
+    found = SignInCount.objects.filter(key=key, window=window).values_list("count", flat=True)
     return next(iter(found), 0)
+
+
+def counter_key(kind: str, value: str) -> str:
+    """A counter's key: a digest, so neither usernames nor addresses are stored, and any text a
+    client sends (a NUL, a lone surrogate, a megabyte) makes a key PostgreSQL can store."""
+    digest = hashlib.sha256(value.encode("utf-8", "surrogatepass")).hexdigest()[:40]
+    return f"{kind}:{digest}"
 
 
 def client_address(request) -> str:
@@ -90,7 +98,7 @@ def record_failure(sender, credentials, request=None, **kwargs) -> None:
     """A wrong password (or an unknown user) counts against the username."""
     username = str(credentials.get("username", "")).strip().lower()
     if username:
-        bump(f"user:{username}", settings.LOOPWEB_SIGNIN_USER_LIMIT[1])
+        bump(counter_key("user", username), settings.LOOPWEB_SIGNIN_USER_LIMIT[1])
 
 
 user_login_failed.connect(record_failure, dispatch_uid="loopweb-signin-throttle")
@@ -123,11 +131,11 @@ class SignInThrottleMiddleware:
         now = time.time()
         count, seconds = settings.LOOPWEB_SIGNIN_ADDRESS_LIMIT
         address = client_address(request)
-        if bump(f"addr:{address}", seconds, now) > count:
+        if bump(counter_key("addr", address), seconds, now) > count:
             return self.too_many(request, "from this address", _retry_after(seconds, now))
         username = _username(request)
         count, seconds = settings.LOOPWEB_SIGNIN_USER_LIMIT
-        if username and current(f"user:{username}", seconds, now) >= count:
+        if username and current(counter_key("user", username), seconds, now) >= count:
             return self.too_many(request, "for this user", _retry_after(seconds, now))
         return None
 

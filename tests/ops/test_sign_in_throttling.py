@@ -1,6 +1,7 @@
 """Brute force against POST /api/auth/token and the sign-in form is cut off per username and
 per address, with a clear 429 and Retry-After."""
 
+import re
 import threading
 
 import pytest
@@ -9,6 +10,7 @@ from django.test import Client
 from rest_framework.test import APIClient
 
 from loopweb.ops.models import SignInCount
+from loopweb.ops.throttle import counter_key
 from tests.factories import UserFactory
 
 pytestmark = pytest.mark.django_db
@@ -122,4 +124,14 @@ def test_concurrent_failures_are_all_counted(alice, settings):
         thread.start()
     for thread in threads:
         thread.join()
-    assert SignInCount.objects.get(key="user:alice").count == 24
+    assert SignInCount.objects.get(key=counter_key("user", "alice")).count == 24
+
+
+def test_any_username_a_client_sends_is_counted_without_storing_it(alice):
+    client = Client()
+    for name in ("ali\\u0000ce", "\\ud800", "x" * 100_000):  # as JSON escapes
+        body = '{"username": "%s", "password": "guess"}' % name  # noqa: UP031
+        answer = client.post("/api/auth/token", body, content_type="application/json")
+        assert answer.status_code in (400, 401), answer.content
+    keys = list(SignInCount.objects.values_list("key", flat=True))
+    assert keys and all(re.fullmatch(r"(user|addr):[0-9a-f]{40}", k) for k in keys), keys

@@ -107,7 +107,22 @@ def climb(owner, tmp_path, size: harness.Size, *, restart: bool, database_url: s
             everything,
         )
         climbed = time.monotonic() - started
-        progress = harness.api(shape.url, owner_token, "GET", f"/api/ladders/{ladder.pk}/progress")
+        # The board a web process shares is at most LOOPWEB_PROGRESS_MAX_AGE and one
+        # computation behind: read it once it has caught up.
+        progress = wait_until(
+            lambda: (
+                (
+                    body := harness.api(
+                        shape.url, owner_token, "GET", f"/api/ladders/{ladder.pk}/progress"
+                    )
+                )["dispatch"]["status"]
+                != "running"
+                and body
+            ),
+            30,
+            "the board to show the climb's end",
+            everything,
+        )
         metrics = shape.metrics()
     finally:
         if fleet is not None:
