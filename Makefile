@@ -6,7 +6,8 @@ PG_URL ?= postgres://postgres@127.0.0.1:5432/loopweb
 TEST_DATABASE_URL ?= $(if $(DATABASE_URL),$(DATABASE_URL),$(PG_URL))
 PYTEST_ARGS ?=
 
-.PHONY: setup demo test test-sqlite test-browser-repeat lint format bench fuzz stress browsers clean
+.PHONY: setup demo serve test test-sqlite test-browser-repeat lint format bench fuzz stress scale \
+	browsers clean
 
 $(PY):
 	"$$(scripts/find-python)" -m venv $(VENV)
@@ -20,6 +21,10 @@ setup: $(STAMP)
 
 demo: setup
 	@scripts/demo
+
+# The production shape on PostgreSQL: gunicorn (2 web processes × 8 threads) and 2 task workers.
+serve: setup
+	@DATABASE_URL=$(or $(DATABASE_URL),$(PG_URL)) scripts/serve
 
 test: setup
 	DATABASE_URL=$(TEST_DATABASE_URL) DEBUG=1 $(PY) -m pytest -n 2 --dist loadgroup $(PYTEST_ARGS)
@@ -64,6 +69,12 @@ STRESS_SCENARIOS ?= 200
 STRESS_SEED ?= 1
 stress: setup
 	DATABASE_URL=$(TEST_DATABASE_URL) DEBUG=1 LOOPWEB_STRESS_SCENARIOS=$(STRESS_SCENARIOS) LOOPWEB_STRESS_SEED=$(STRESS_SEED) $(PY) -m pytest tests/stress -p no:xdist -q $(PYTEST_ARGS)
+
+# The production shape at scale, with faults: 3 web processes, 2 task workers and 32 simulated
+# drivers climb a 100 × 20 ladder while a web process and a task worker are killed and PostgreSQL
+# is restarted (LOOPWEB_SCALE_RESTART=0 cuts its connections instead). Figures: var/scale/full.json.
+scale: setup
+	DATABASE_URL=$(TEST_DATABASE_URL) DEBUG=1 LOOPWEB_SCALE=full $(PY) -m pytest tests/scale -p no:xdist -q -s $(PYTEST_ARGS)
 
 clean:
 	rm -rf $(VENV) var

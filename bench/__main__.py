@@ -42,10 +42,13 @@ def main() -> int:
     settings.DEBUG = False  # no query log growing in memory while measuring
     call_command("migrate", verbosity=0)
     from bench.report import table
+    from bench.runner import NOTES
     from bench.suite import run_all
 
     rows = run_all(smoke=args.smoke)
     print(table(rows))
+    for note in NOTES:
+        print(f"\n{note}")
     if args.json:
         with open(args.json, "w") as handle:
             json.dump([vars(r) for r in rows], handle, indent=2)

@@ -1,31 +1,41 @@
 from bench import load, runner
+from bench.production import ProductionServer
 
 FULL = {"climbers": 200, "rungs": 50, "runs": 3, "unrelated": 100_000, "repeat": 7}
 SMOKE = {"climbers": 4, "rungs": 3, "runs": 2, "unrelated": 50, "repeat": 2}
+#: Unrelated runs in the table for the table-size rows (made in SQL).
+LARGE = {"full": 10_000_000, "smoke": 2_000}
 
 
 def run_all(*, smoke: bool = False) -> list:
     size = SMOKE if smoke else FULL
     ladder, rows = runner.launch_pass_and_progress(**size)
+    pollers = {
+        "pollers": 4 if smoke else 20,
+        "seconds": 1 if smoke else 20,
+        "interval": 0.2 if smoke else 2.0,  # the board's own polling interval
+    }
+    pushes = {"drivers": 4 if smoke else 16, "per_driver": 3 if smoke else 40}
+    claims = {"claimers": 4 if smoke else 32, "jobs": 21 if smoke else 3000}
+
+    # The old path: the threaded development server in this process.
     server = runner.Server()
     try:
-        rows.append(
-            runner.progress_pollers(
-                server,
-                ladder,
-                pollers=4 if smoke else 20,
-                seconds=1 if smoke else 20,
-                interval=0.2 if smoke else 2.0,  # the board's own polling interval
-            )
-        )
-        rows.append(
-            runner.push_throughput(
-                server, drivers=4 if smoke else 16, per_driver=3 if smoke else 40
-            )
-        )
+        rows.append(runner.progress_pollers(server, ladder, **pollers))
+        rows.append(runner.push_throughput(server, **pushes))
     finally:
         server.close()
-    rows.append(runner.claim_throughput(claimers=4 if smoke else 32, jobs=21 if smoke else 3000))
+    rows.append(runner.claim_throughput(**claims))
+
+    # The production server: gunicorn as make serve runs it, with pooled connections.
+    production = ProductionServer(web=2, threads=2 if smoke else 8)  # make serve: 2 × 8
+    try:
+        rows.append(runner.progress_pollers(production, ladder, **pollers))
+        rows.append(runner.push_throughput(production, **pushes, tag="push-prod", target=0.8))
+        rows.append(runner.claim_over_http(production, **claims))
+    finally:
+        production.close()
+
     rows += load.progress_under_load(
         climbers=size["climbers"],
         rungs=size["rungs"],
@@ -39,5 +49,12 @@ def run_all(*, smoke: bool = False) -> list:
     sizes = (2, 4) if smoke else (10, 200, 1000)
     rows += runner.pass_growth(
         sizes, rungs=3 if smoke else 50, runs=size["runs"], repeat=2 if smoke else 3
+    )
+    rows += runner.table_size(
+        ladder,
+        data=f"{size['climbers']}×{size['rungs']}×{size['runs']}",
+        small_unrelated=size["unrelated"],
+        large_unrelated=LARGE["smoke" if smoke else "full"],
+        repeat=size["repeat"],
     )
     return rows

@@ -1,10 +1,11 @@
-"""The benchmark server: the product's URLs plus the floor endpoint for pushes."""
+"""The benchmark server: the product's URLs plus the floor endpoints for pushes and claims."""
 
 from django.db import connection
 from django.urls import path
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from bench.floors import claim_floor
 from loopweb.urls import urlpatterns as product
 
 
@@ -20,4 +21,16 @@ class FloorInsert(APIView):
         return Response({"id": row_id}, status=201)
 
 
-urlpatterns = [path("bench/insert", FloorInsert.as_view()), *product]
+class FloorClaim(APIView):
+    """A DRF endpoint that claims one queued job with one bare UPDATE … SKIP LOCKED: the floor
+    a claim over HTTP is compared with."""
+
+    def post(self, request):
+        return Response({"id": claim_floor()})
+
+
+urlpatterns = [
+    path("bench/insert", FloorInsert.as_view()),
+    path("bench/claim", FloorClaim.as_view()),
+    *product,
+]

@@ -34,6 +34,7 @@ from rest_framework.utils.encoders import JSONEncoder
 from ladders import progress
 from ladders.models import Dispatch, DispatchCell, Ladder
 from ladders.progress import Head, Part
+from loopweb import telemetry
 from loopweb.runs import changes
 from loopweb.runs.models import UNDER_WAY, Change, ChangeHorizon, Job
 
@@ -204,6 +205,11 @@ def unchanged_since(ladder: Ladder, version: str | None) -> str | None:
 
 
 def _full(ladder: Ladder, look: Look) -> Board:
+    with telemetry.PROGRESS_SECONDS.labels(kind="full").time():
+        return _computed(ladder, look)
+
+
+def _computed(ladder: Ladder, look: Look) -> Board:
     ladder = Ladder.objects.select_related("dispatch").get(pk=ladder.pk)
     dispatch = progress.dispatch_of(ladder)
     final = progress.final_of(dispatch) if dispatch else None
@@ -224,6 +230,11 @@ def _full(ladder: Ladder, look: Look) -> Board:
 
 def _partial(ladder: Ladder, board: Board, look: Look) -> Board:
     """The board with the climbers holding the changed cells computed again."""
+    with telemetry.PROGRESS_SECONDS.labels(kind="partial").time():
+        return _recomputed(ladder, board, look)
+
+
+def _recomputed(ladder: Ladder, board: Board, look: Look) -> Board:
     dispatch = board.dispatch
     parts = list(board.parts)
     if board.final is not None:

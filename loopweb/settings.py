@@ -6,6 +6,29 @@ DEBUG            "1" to turn debugging on
 ALLOWED_HOSTS    comma-separated host names
 LOOPWEB_TASK_BACKEND   "database" (default) or "immediate"
 LOOPWEB_LEASE_SECONDS  how long a driver's lease on a job lasts (default 120)
+
+Production (docs/deployment.md has the whole picture):
+
+DB_POOL          "1" pools PostgreSQL connections per process (psycopg's pool through Django);
+                 on by default on PostgreSQL when DEBUG is off, "0" turns it off
+DB_POOL_MIN_SIZE / DB_POOL_MAX_SIZE   connections each process keeps open / may open (2 /
+                 WEB_THREADS + 1, i.e. 9).
+                 Size it as: a web process needs one per thread plus one to spare
+                 (gunicorn --threads 8 → 9); a task worker needs three (tasks, chores,
+                 heartbeat). The sum over every process must stay below PostgreSQL's
+                 max_connections (or the pooler's pool size) with room for migrations and psql.
+DB_POOL_TIMEOUT  seconds a request waits for a pooled connection before it answers 503 (5)
+CONN_MAX_AGE     persistent connections when the pool is off (seconds; 0 closes them per request)
+DB_CONNECT_TIMEOUT  seconds a new connection may take (5)
+LOOPWEB_RETRY_AFTER     the Retry-After (seconds) of a 503 while the database is unreachable (5)
+LOOPWEB_METRICS_TOKEN   a bearer token that may read /metrics; without it only staff may (and
+                        anyone when DEBUG is on)
+LOG_FORMAT       "text" (default) or "json" (one JSON object per line)
+LOG_LEVEL        the level of Loopweb's own loggers (INFO)
+LOOPWEB_SIGNIN_ADDRESS_LIMIT   sign-in attempts an address may make per window (30 per 300 s)
+LOOPWEB_SIGNIN_USER_LIMIT      failed sign-ins a username may have per window (10 per 900 s)
+LOOPWEB_PROXY_COUNT      how many proxies in front append to X-Forwarded-For (0: use the peer)
+LOOPWEB_WORKER_DEAD_AFTER  seconds without a heartbeat after which a task worker is dead (30)
 """
 
 import os
@@ -13,6 +36,8 @@ from pathlib import Path
 
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
+
+from loopweb import logs
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = BASE_DIR / "var"
@@ -60,9 +85,12 @@ INSTALLED_APPS = [
     "evalsets",
     "ladders",
     "loopweb.console",
+    "loopweb.ops",
 ]
 
 MIDDLEWARE = [
+    "loopweb.ops.middleware.DatabaseUnavailableMiddleware",  # outermost: 503, never a 500
+    "loopweb.ops.middleware.RequestMetricsMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -71,11 +99,15 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
+    "loopweb.ops.throttle.SignInThrottleMiddleware",
 ]
 
 if not DEBUG:
     # In production the web process serves the collected static files itself.
-    MIDDLEWARE.insert(1, "whitenoise.middleware.WhiteNoiseMiddleware")
+    MIDDLEWARE.insert(
+        MIDDLEWARE.index("django.middleware.security.SecurityMiddleware") + 1,
+        "whitenoise.middleware.WhiteNoiseMiddleware",
+    )
 
 ROOT_URLCONF = "loopweb.urls"
 WSGI_APPLICATION = "loopweb.wsgi.application"
@@ -102,6 +134,7 @@ DATABASES = {
     "default": dj_database_url.parse(
         os.environ.get("DATABASE_URL", f"sqlite:///{VAR_DIR / 'loopweb.sqlite3'}"),
         conn_max_age=int(os.environ.get("CONN_MAX_AGE", "0")),
+        conn_health_checks=True,
     )
 }
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
@@ -116,6 +149,21 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
         DATABASES["default"].setdefault("TEST", {}).setdefault(
             "NAME", str(_sqlite.with_name(f"test_{_sqlite.name}"))
         )
+else:
+    options = DATABASES["default"].setdefault("OPTIONS", {})
+    options["connect_timeout"] = int(os.environ.get("DB_CONNECT_TIMEOUT", "5"))
+    if env_flag("DB_POOL", default=not DEBUG):
+        # One pool per process; a request borrows a connection and gives it back at its end.
+        # The pool checks a connection before lending it (CONN_HEALTH_CHECKS), so after a
+        # database restart no request is handed a dead one.
+        options["pool"] = {
+            "min_size": int(os.environ.get("DB_POOL_MIN_SIZE", "2")),
+            "max_size": int(
+                os.environ.get("DB_POOL_MAX_SIZE") or int(os.environ.get("WEB_THREADS", "8")) + 1
+            ),
+            "timeout": float(os.environ.get("DB_POOL_TIMEOUT", "5")),
+        }
+        DATABASES["default"]["CONN_MAX_AGE"] = 0  # the pool keeps them; Django must not
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 TASK_BACKEND_NAME = os.environ.get("LOOPWEB_TASK_BACKEND", "database")
@@ -133,6 +181,31 @@ TASKS = {
 
 LOOPWEB_LEASE_SECONDS = int(os.environ.get("LOOPWEB_LEASE_SECONDS", "120"))
 LOOPWEB_DEFAULT_RUNS_IN_FLIGHT = 20
+
+# Operations (loopweb.ops): the worker's chores, its heartbeat, answers while the database is
+# away, metrics and sign-in throttling.
+LOOPWEB_CHORES = {  # seconds between runs of each periodic chore, whatever the number of workers
+    "expire_leases": float(os.environ.get("LOOPWEB_EXPIRE_LEASES_EVERY", "15")),
+    "recover": float(os.environ.get("LOOPWEB_RECOVER_EVERY", "15")),
+    "verify_gate": float(os.environ.get("LOOPWEB_VERIFY_GATE_EVERY", "60")),
+    "prune": float(os.environ.get("LOOPWEB_PRUNE_EVERY", "3600")),
+    "prune_changes": float(os.environ.get("LOOPWEB_PRUNE_CHANGES_EVERY", "300")),
+}
+LOOPWEB_KEEP_TASKS_DAYS = float(os.environ.get("LOOPWEB_KEEP_TASKS_DAYS", "7"))
+LOOPWEB_WORKER_DEAD_AFTER = float(os.environ.get("LOOPWEB_WORKER_DEAD_AFTER", "30"))
+LOOPWEB_RETRY_AFTER = int(os.environ.get("LOOPWEB_RETRY_AFTER", "5"))
+LOOPWEB_METRICS_TOKEN = os.environ.get("LOOPWEB_METRICS_TOKEN", "")
+LOOPWEB_PROXY_COUNT = int(os.environ.get("LOOPWEB_PROXY_COUNT", "0"))
+
+
+def _limit(name: str, default: str) -> tuple[int, int]:
+    """``"30/300"``: that many per that many seconds."""
+    count, _, seconds = os.environ.get(name, default).partition("/")
+    return int(count), int(seconds or 60)
+
+
+LOOPWEB_SIGNIN_ADDRESS_LIMIT = _limit("LOOPWEB_SIGNIN_ADDRESS_LIMIT", "30/300")
+LOOPWEB_SIGNIN_USER_LIMIT = _limit("LOOPWEB_SIGNIN_USER_LIMIT", "10/900")
 # A run push carries a whole run record; anything past this is refused before parsing.
 DATA_UPLOAD_MAX_MEMORY_SIZE = int(os.environ.get("LOOPWEB_MAX_BODY_BYTES", str(5 * 1024 * 1024)))
 
@@ -206,12 +279,33 @@ if not DEBUG and env_flag("LOOPWEB_HTTPS", default=True):
     SECURE_HSTS_PRELOAD = True
     SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
 
+# One line per meaningful event (dispatch started, stopped or finished, a climber blocked, a
+# lease expired, a pass or task failed, the database lost and back), as text or JSON lines
+# (LOG_FORMAT=json). Requests and the task queue's per-task lines stay quiet at the default level.
+LOG_LEVEL = os.environ.get("LOG_LEVEL", "INFO").upper()
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "handlers": {"console": {"class": "logging.StreamHandler"}},
-    "root": {"handlers": ["console"], "level": os.environ.get("LOG_LEVEL", "WARNING")},
+    "formatters": {
+        "text": {"()": "loopweb.logs.TextFormatter"},
+        "json": {"()": "loopweb.logs.JsonFormatter"},
+    },
+    "handlers": {
+        "console": {"class": "logging.StreamHandler", "formatter": logs.formatter_name()},
+    },
+    "root": {"handlers": ["console"], "level": "WARNING"},
     "loggers": {
+        **{
+            name: {"level": LOG_LEVEL} for name in ("loopweb", "ladders", "evalsets", "signals_app")
+        },
+        # Every 4xx would be a line; server errors still are.
+        "django.request": {"level": "ERROR"},
         "django.server": {"level": os.environ.get("LOG_LEVEL_REQUESTS", "INFO")},
+        # A line per task state; loopweb.ops logs the failures itself, on one line.
+        "django.tasks": {"level": os.environ.get("LOG_LEVEL_TASKS", "CRITICAL")},
+        "django_tasks_db": {"level": os.environ.get("LOG_LEVEL_TASKS", "ERROR")},
+        "gunicorn.error": {"level": "WARNING"},
+        # A line per failed reconnection attempt; loopweb.ops reports the outage once.
+        "psycopg.pool": {"level": "ERROR"},
     },
 }

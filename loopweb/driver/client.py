@@ -3,8 +3,10 @@
     driver = Driver("http://127.0.0.1:8000", token)
     driver.serve(execute)   # execute(job) -> RunResult, or raises Failure
 
-Every call is retried on connection errors, 5xx and 429 with backoff. A push is safe to retry:
-the server treats a second push for a job that has its run as a re-push of that run.
+Every call is retried on connection errors, 5xx and 429, with exponential backoff, or after
+the server's ``Retry-After`` when it gives one (it does while its database is unreachable). A
+lost server is reported in one log line per process, and its return in another. A push is safe
+to retry: the server treats a second push for a job that has its run as a re-push of that run.
 """
 
 from __future__ import annotations
@@ -75,6 +77,9 @@ class Job:
 
     data: dict
     cancelled: threading.Event = field(default_factory=threading.Event)
+    #: Set when the driver is stopping: ``execute`` should give up (the attempt is reported as
+    #: an infrastructure failure, so the server retries it at once).
+    stopping: threading.Event = field(default_factory=threading.Event)
 
     def __getattr__(self, name: str) -> Any:
         try:
@@ -96,8 +101,11 @@ class Driver:
         poll_interval: float = 2.0,
         heartbeat: float = 30.0,
         timeout: float = 30.0,
-        retries: int = 6,
+        retries: int = 8,
         backoff: float = 0.5,
+        max_backoff: float = 30.0,
+        stop: threading.Event | None = None,
+        on_pushed: Callable[[Job, dict], None] | None = None,
     ):
         self.url = url.rstrip("/")
         self.token = token
@@ -106,6 +114,12 @@ class Driver:
         self.timeout = timeout
         self.retries = retries
         self.backoff = backoff
+        self.max_backoff = max_backoff
+        #: Set to stop: waits end at once and calls are no longer retried.
+        self.stop = stop or threading.Event()
+        self._outage = _outage_of(self.url)
+        #: Called with the job and the server's answer after each push it acknowledged.
+        self.on_pushed = on_pushed
 
     # HTTP -------------------------------------------------------------------------------------
 
@@ -119,24 +133,32 @@ class Driver:
             request = urllib.request.Request(  # noqa: S310 - the URL is the operator's server
                 f"{self.url}{path}", data=data, headers=headers, method=method
             )
+            wait = None
             try:
                 with urllib.request.urlopen(request, timeout=self.timeout) as response:  # noqa: S310
                     raw = response.read()
+                    self._outage.over()
                     return json.loads(raw) if raw else None
             except urllib.error.HTTPError as exc:
                 payload = _read_json(exc)
                 if exc.code < 500 and exc.code != 429:
+                    self._outage.over()
                     raise DriverError(
                         f"{method} {path}: {exc.code} {payload}", exc.code, payload
                     ) from exc
                 error = DriverError(f"{method} {path}: {exc.code}", exc.code, payload)
+                wait = _retry_after(exc.headers.get("Retry-After"))
+                reason = f"{exc.code} {_detail(payload) or exc.reason}"
             except (urllib.error.URLError, ConnectionError, TimeoutError, OSError) as exc:
                 error = DriverError(f"{method} {path}: {exc}")
-            if attempt == self.retries:
+                reason = _reason(exc)
+            if attempt == self.retries or self.stop.is_set():
                 raise error
-            log.warning("%s; retrying in %.1fs", error, delay)
-            time.sleep(delay)
-            delay = min(delay * 2, 30)
+            pause = min(wait if wait is not None else delay, self.max_backoff * 2)
+            self._outage.began(reason, pause)
+            if self.stop.wait(pause):
+                raise error
+            delay = min(delay * 2, self.max_backoff)
         raise AssertionError("unreachable")
 
     # The protocol -----------------------------------------------------------------------------
@@ -168,7 +190,10 @@ class Driver:
         }
         if result.signals:
             body["signals"] = result.signals
-        return self.call("POST", "/api/runs/", body)
+        answer = self.call("POST", "/api/runs/", body)
+        if self.on_pushed is not None:
+            self.on_pushed(job, answer)
+        return answer
 
     # Serving ----------------------------------------------------------------------------------
 
@@ -185,7 +210,8 @@ class Driver:
         except Failure as failure:
             outcome = ("failed", failure.failure, failure.detail)
         except Exception as exc:  # noqa: BLE001 - the driver's own crash is an infrastructure failure
-            log.exception("execute crashed on job %s", job.id)
+            if not job.stopping.is_set():
+                log.exception("execute crashed on job %s", job.id)
             outcome = ("failed", "infrastructure", f"driver error: {exc}")
         else:
             outcome = ("ran", result, None)
@@ -195,6 +221,8 @@ class Driver:
         if outcome[0] == "failed":
             if job.cancelled.is_set():
                 return "cancelled"
+            if job.stopping.is_set():
+                outcome = ("failed", "infrastructure", "the driver stopped")
             try:
                 self.fail(job, outcome[1], outcome[2])
             except DriverError as exc:
@@ -223,25 +251,101 @@ class Driver:
         max_jobs: int | None = None,
     ) -> int:
         """Claim and execute jobs one at a time until ``stop`` is set (or ``max_jobs`` ran)."""
-        stop = stop or threading.Event()
+        if stop is not None:
+            self.stop = stop
+        stop = self.stop
         done = 0
         while not stop.is_set() and (max_jobs is None or done < max_jobs):
             try:
                 jobs = self.claim(1)
             except DriverError as exc:
-                log.warning("claim failed: %s", exc)
+                if exc.status is not None and exc.status < 500 and exc.status != 429:
+                    log.warning("claim refused: %s", exc)
+                # A lost server was reported once already; keep asking, patiently.
                 stop.wait(self.poll_interval)
                 continue
             if not jobs:
                 stop.wait(self.poll_interval)
                 continue
             for job in jobs:
+                job.stopping = stop
                 try:
                     self.run_one(job, execute)
                 except DriverError as exc:
-                    log.warning("job %s: %s", job.id, exc)
+                    if not stop.is_set():
+                        log.warning("job %s: %s", job.id, exc)
                 done += 1
         return done
+
+
+class _Outage:
+    """Whether a server is known to be unreachable, shared by every Driver of a process that
+    speaks to it, so a fleet reports a lost server in one line (and its return in another)."""
+
+    def __init__(self, url: str):
+        self.url = url
+        self.lock = threading.Lock()
+        self.since: float | None = None
+
+    def began(self, reason: str, pause: float) -> None:
+        with self.lock:
+            first = self.since is None
+            if first:
+                self.since = time.monotonic()
+        if first:
+            log.warning(
+                "server %s unreachable (%s); retrying with backoff",
+                self.url,
+                reason,
+                extra={"event": "server.lost"},
+            )
+        else:
+            log.debug(
+                "server %s still unreachable (%s); next try in %.1f s", self.url, reason, pause
+            )
+
+    def over(self) -> None:
+        if self.since is None:
+            return
+        with self.lock:
+            since, self.since = self.since, None
+        if since is not None:
+            away = time.monotonic() - since
+            log.warning(
+                "server %s reachable again after %.1f s",
+                self.url,
+                away,
+                extra={"event": "server.back", "seconds": round(away, 1)},
+            )
+
+
+_outages: dict[str, _Outage] = {}
+_outages_lock = threading.Lock()
+
+
+def _outage_of(url: str) -> _Outage:
+    with _outages_lock:
+        return _outages.setdefault(url, _Outage(url))
+
+
+def _retry_after(value: str | None) -> float | None:
+    """Seconds from a Retry-After header (a number of seconds; dates are not sent by Loopweb)."""
+    try:
+        return max(0.0, min(float(value), 300.0)) if value else None
+    except ValueError:
+        return None
+
+
+def _detail(payload: Any) -> str:
+    return payload.get("detail", "") if isinstance(payload, dict) else ""
+
+
+def _reason(exc: BaseException) -> str:
+    inner = getattr(exc, "reason", None)
+    if isinstance(inner, BaseException):
+        exc = inner
+    text = getattr(exc, "strerror", None) or str(exc) or type(exc).__name__
+    return str(text)
 
 
 def _json_default(value):

@@ -115,7 +115,7 @@ class Simulator:
     def checklist(self, case: str, version: str) -> list[dict]:
         with self._lock:
             if (case, version) not in self._checklists:
-                detail = self.driver.call("GET", f"/api/cases/{case}/")
+                detail = self.driver.call("GET", f"/api/cases/{case}/") or {}
                 for item in detail.get("versions", []):
                     self._checklists[(case, item["version"])] = item.get("checklist", [])
             return self._checklists.get((case, version), [])
@@ -127,6 +127,8 @@ class Simulator:
         while time.monotonic() < deadline:
             if job.cancelled.wait(min(0.2, max(0.0, deadline - time.monotonic()))):
                 raise Failure("canceled", "cancelled by the server")
+            if job.stopping.is_set():
+                raise Failure("infrastructure", "the driver stopped")
         if isinstance(result, Failure):
             raise result
         result.finished_at = dt.datetime.now(dt.UTC)
@@ -142,13 +144,22 @@ def run_fleet(
     speed: float = 1.0,
     stop: threading.Event | None = None,
     poll_interval: float = 1.0,
+    heartbeat: float = 10.0,
+    on_pushed=None,
 ) -> list[threading.Thread]:
     """Start ``concurrency`` simulated drivers in threads; they stop when ``stop`` is set."""
     stop = stop or threading.Event()
     executions = Executions()
     threads = []
     for _ in range(concurrency):
-        driver = Driver(url, token, poll_interval=poll_interval, heartbeat=10)
+        driver = Driver(
+            url,
+            token,
+            poll_interval=poll_interval,
+            heartbeat=heartbeat,
+            stop=stop,
+            on_pushed=on_pushed,
+        )
         simulator = Simulator(driver, seed=seed, speed=speed, executions=executions)
         thread = threading.Thread(
             target=driver.serve, args=(simulator,), kwargs={"stop": stop}, daemon=True

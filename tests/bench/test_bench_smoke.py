@@ -15,9 +15,15 @@ def test_every_benchmark_runs_in_smoke_mode_and_reports_a_row():
     rows = run_all(smoke=True)
     names = [row.benchmark for row in rows]
     assert names[:5] == ["launch pass", "progress read", "progress read", "push", "claim"]
+    # The same three through the production server (gunicorn, pooled connections).
+    assert names[5:8] == ["progress read", "push", "claim"]
+    assert all("gunicorn" in row.data for row in rows[5:8])
     assert names.count("pass growth") == 2
-    by_name = {row.benchmark: row for row in rows}
-    assert "0 double claims" in by_name["claim"].value
+    # The table-size rows: the pass and the progress read with many more unrelated runs.
+    assert names[-2:] == ["launch pass", "progress read"]
+    assert all("2,000 unrelated" in row.data for row in rows[-2:])
+    claims = [row for row in rows if row.benchmark == "claim"]
+    assert all("0 double claims" in row.value for row in claims)
     # The pass's query count is flat across sizes: the same in both growth rows.
     growth = [row.value.split(", ")[1] for row in rows if row.benchmark == "pass growth"]
     assert growth[0] == growth[1]

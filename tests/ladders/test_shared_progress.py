@@ -252,9 +252,9 @@ def test_a_board_looked_at_again_keeps_its_version_while_nothing_changed(owner):
 
 
 def test_the_workers_chores_prune_old_changes(owner):
-    from ladders.management.commands.run_worker import periodic_chores
+    from loopweb.ops.chores import CHORES
 
     started(owner)
     Change.objects.update(at=timezone.now() - timezone.timedelta(hours=1))
-    periodic_chores()
+    CHORES["prune_changes"]()
     assert not Change.objects.exists()

@@ -16,12 +16,16 @@ API calls use tokens; console and admin pages use a session. The objects in the 
 the owner (``on`` names which one). A method a row does not list must be refused to everyone.
 """
 
+import datetime as dt
+
 import pytest
 from django.db import transaction
 from django.test import Client, override_settings
 from django.urls import reverse
+from django.utils import timezone
 from rest_framework.test import APIClient
 
+from loopweb.ops.models import WorkerProcess
 from tests.fuzz.world import ROLES, build_world
 from tests.ladders.builders import PERFECT
 from tests.security.urls import METHODS, all_patterns, fill
@@ -30,6 +34,11 @@ pytestmark = pytest.mark.django_db
 
 # fmt: off
 MATRIX = {
+    # Liveness and readiness are public (they say nothing about anyone's data); metrics need
+    # the metrics token or staff in production.
+    "healthz":                                       {"GET": "+++++"},
+    "readyz":                                        {"GET": "+++++"},
+    "metrics":                                       {"GET": "11111"},
     # The schema and the docs are public; a token is had for a username and password.
     "api/schema/":                                   {"GET": "+++++"},
     "api/docs/":                                     {"GET": "+++++"},
@@ -243,7 +252,13 @@ def world(django_db_setup, django_db_blocker):
     outer = transaction.atomic()
     outer._from_testcase = True  # as Django's TestCase marks its own: durable blocks may nest
     with django_db_blocker.unblock(), fast, outer:
-        yield build_world()
+        world = build_world()
+        # A task worker that keeps being heard from, so /readyz is ready for the whole module.
+        later = timezone.now() + dt.timedelta(days=1)
+        WorkerProcess.objects.create(
+            worker_id="matrix", host="elsewhere", pid=1, started_at=later, beat_at=later
+        )
+        yield world
         transaction.set_rollback(True)
 
 

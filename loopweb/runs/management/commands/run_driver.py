@@ -1,15 +1,17 @@
-import signal
 import threading
 
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
 
-from loopweb.driver.simulate import run_fleet
+from loopweb.driver import cli
 from loopweb.runs.models import ApiToken, Role
 
 
 class Command(BaseCommand):
-    help = "Run a fleet of simulated drivers against a Loopweb server over HTTP."
+    help = (
+        "Run a fleet of simulated drivers against a Loopweb server over HTTP (the demo's). A "
+        "driver machine runs `loopweb-driver` instead, which needs no database."
+    )
 
     def add_arguments(self, parser):
         parser.add_argument("--simulate", action="store_true", help="run simulated harnesses")
@@ -18,11 +20,12 @@ class Command(BaseCommand):
         parser.add_argument("--concurrency", type=int, default=4)
         parser.add_argument("--seed", type=int, default=0)
         parser.add_argument("--speed", type=float, default=1.0, help="time speed-up factor")
+        parser.add_argument("--poll", type=float, default=1.0, help="seconds between idle claims")
 
-    def handle(self, simulate, url, token, concurrency, seed, speed, **options):
+    def handle(self, simulate, url, token, concurrency, seed, speed, poll, **options):
         if not simulate:
             raise CommandError(
-                "Only --simulate is built in; a real harness uses loopweb.driver "
+                "Only --simulate is built in; a real harness runs `loopweb-driver --execute` "
                 "(see docs/drivers.md)."
             )
         if concurrency < 1 or speed <= 0:
@@ -33,13 +36,16 @@ class Command(BaseCommand):
             user.account.save()
             _, token = ApiToken.objects.issue(user, name="simulated fleet")
         stop = threading.Event()
-        signal.signal(signal.SIGTERM, lambda *_: stop.set())
-        threads = run_fleet(url, token, concurrency=concurrency, seed=seed, speed=speed, stop=stop)
+        threads = cli.start(
+            url,
+            token,
+            simulate=True,
+            concurrency=concurrency,
+            seed=seed,
+            speed=speed,
+            poll=poll,
+            heartbeat=10.0,
+            stop=stop,
+        )
         self.stdout.write(f"{concurrency} simulated driver(s) serving {url} (seed {seed})")
-        try:
-            while not stop.wait(0.5):
-                pass
-        except KeyboardInterrupt:
-            stop.set()
-        for thread in threads:
-            thread.join(timeout=10)
+        cli.wait_and_stop(threads, stop)

@@ -1,0 +1,87 @@
+"""Log lines people can read: one line per event, as text or (``LOG_FORMAT=json``) one JSON
+object per line.
+
+Standard library only, so the standalone driver (``loopweb-driver``) formats its lines the same
+way without Django. Fields given with ``extra={...}`` (``event``, ``ladder``, ``job``…) are kept:
+appended as ``key=value`` in text, as keys in JSON.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import logging
+import os
+
+#: Attributes every LogRecord has; anything else on a record came from ``extra``.
+_STANDARD = set(vars(logging.LogRecord("", 0, "", 0, "", (), None))) | {"message", "asctime"}
+
+
+def _extra(record: logging.LogRecord) -> dict:
+    return {k: v for k, v in vars(record).items() if k not in _STANDARD and not k.startswith("_")}
+
+
+def _time(record: logging.LogRecord) -> str:
+    return dt.datetime.fromtimestamp(record.created, dt.UTC).isoformat(timespec="milliseconds")
+
+
+def _one_line(text: str) -> str:
+    return " | ".join(part.strip() for part in text.strip().splitlines() if part.strip())
+
+
+class TextFormatter(logging.Formatter):
+    """``2026-11-30T12:00:00.123+00:00 INFO loopweb.worker: message key=value``: one line,
+    even for an exception (its type and message; the traceback only at DEBUG level)."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        line = f"{_time(record)} {record.levelname} {record.name}: {record.getMessage()}"
+        fields = _extra(record)
+        if fields:
+            line += " " + " ".join(f"{k}={_scalar(v)}" for k, v in fields.items())
+        if record.exc_info and record.exc_info[0] is not None:
+            exc = record.exc_info[1]
+            if logging.getLogger(record.name).isEnabledFor(logging.DEBUG):
+                line += " | " + _one_line(self.formatException(record.exc_info))
+            else:
+                line += f" ({type(exc).__name__}: {_one_line(str(exc))})"
+        return line
+
+
+class JsonFormatter(logging.Formatter):
+    """One JSON object per line: ``time``, ``level``, ``logger``, ``message``, the record's
+    extra fields, and ``exception`` (the formatted traceback) when there is one."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        body = {
+            "time": _time(record),
+            "level": record.levelname,
+            "logger": record.name,
+            "message": record.getMessage(),
+            **_extra(record),
+        }
+        if record.exc_info and record.exc_info[0] is not None:
+            body["exception"] = self.formatException(record.exc_info)
+        return json.dumps(body, default=str, ensure_ascii=False)
+
+
+def _scalar(value) -> str:
+    text = str(value)
+    return json.dumps(text) if (" " in text or not text) else text
+
+
+def formatter_name() -> str:
+    return "json" if os.environ.get("LOG_FORMAT", "text").strip().lower() == "json" else "text"
+
+
+def make_formatter() -> logging.Formatter:
+    return JsonFormatter() if formatter_name() == "json" else TextFormatter()
+
+
+def configure_standalone(level: str | int = "INFO") -> None:
+    """Logging for a process without Django settings (the standalone driver)."""
+    handler = logging.StreamHandler()
+    handler.setFormatter(make_formatter())
+    root = logging.getLogger()
+    root.handlers[:] = [handler]
+    root.setLevel(logging.WARNING)
+    logging.getLogger("loopweb").setLevel(os.environ.get("LOG_LEVEL", level))

@@ -1,0 +1,138 @@
+"""The production shape on one machine: the web server (gunicorn, several processes) and the
+task workers, supervised together. ``make serve`` runs it after migrating; the Procfile names the
+same processes for a process manager.
+
+A task worker that exits (or is killed) is started again, after a pause that grows while it keeps
+failing at once; gunicorn replaces its own web processes. SIGINT or SIGTERM stops everything: each
+process gets SIGTERM (a worker finishes the task in hand), and whatever still runs ten seconds
+later is killed.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import signal
+import subprocess
+import sys
+import time
+
+from django.conf import settings
+from django.core.management.base import BaseCommand
+
+log = logging.getLogger("loopweb.ops")
+
+#: A worker that ran this long before it exited was not crash-looping: restart it at once.
+STEADY = 30.0
+STOP_WITHIN = 10.0
+
+
+class Child:
+    def __init__(self, name: str, args: list[str]):
+        self.name, self.args = name, args
+        self.popen: subprocess.Popen | None = None
+        self.started = 0.0
+        self.pause = 0.5
+        self.due = 0.0  # when to start it again after it exited
+
+    def start(self) -> None:
+        self.popen = subprocess.Popen(self.args, cwd=settings.BASE_DIR)  # noqa: S603 - ours
+        self.started = time.monotonic()
+
+    @property
+    def pid(self) -> int | None:
+        return self.popen.pid if self.popen else None
+
+    def exited(self) -> int | None:
+        return None if self.popen is None else self.popen.poll()
+
+
+class Command(BaseCommand):
+    help = "Run the web server (gunicorn) and the task workers together, as in production."
+
+    def add_arguments(self, parser):
+        parser.add_argument(
+            "--bind",
+            default=os.environ.get("WEB_BIND")
+            or f"{os.environ.get('HOST', '127.0.0.1')}:{os.environ.get('PORT', '8000')}",
+        )
+        parser.add_argument(
+            "--web", type=int, default=int(os.environ.get("WEB_CONCURRENCY", "2")),
+            help="web processes",
+        )  # fmt: skip
+        parser.add_argument(
+            "--threads", type=int, default=int(os.environ.get("WEB_THREADS", "8")),
+            help="threads per web process",
+        )  # fmt: skip
+        parser.add_argument(
+            "--workers", type=int, default=int(os.environ.get("TASK_WORKERS", "2")),
+            help="task worker processes",
+        )  # fmt: skip
+
+    def handle(self, bind, web, threads, workers, **options):
+        python = sys.executable
+        gunicorn = [
+            python, "-m", "gunicorn", "--config", "python:loopweb.gunicorn_conf",
+            "--bind", bind, "--workers", str(web), "--threads", str(threads), "loopweb.wsgi",
+        ]  # fmt: skip
+        children = [Child("web", gunicorn)] + [
+            Child(f"worker {i + 1}", [python, "manage.py", "run_worker"]) for i in range(workers)
+        ]
+        stopping: list[int] = []
+
+        def on_signal(signum, frame):
+            stopping.append(signum)
+
+        signal.signal(signal.SIGINT, on_signal)
+        signal.signal(signal.SIGTERM, on_signal)
+        for child in children:
+            child.start()
+        host, _, port = bind.rpartition(":")
+        self.stdout.write(
+            f"Loopweb is serving at http://{host}:{port}/ — web: gunicorn, {web} process(es) × "
+            f"{threads} thread(s) (pid {children[0].pid}); task workers: {workers} "
+            f"(pids {', '.join(str(c.pid) for c in children[1:])}). Ctrl-C stops everything."
+        )
+        self.stdout.flush()
+        try:
+            while not stopping:
+                self.supervise(children)
+                time.sleep(0.2)
+        finally:
+            self.stop(children)
+
+    def supervise(self, children: list[Child]) -> None:
+        now = time.monotonic()
+        for child in children:
+            code = child.exited()
+            if code is None:
+                continue
+            if child.due == 0.0:
+                steady = now - child.started > STEADY
+                child.pause = 0.5 if steady else min(child.pause * 2, 30.0)
+                child.due = now + (0.0 if steady else child.pause)
+                log.warning(
+                    "%s (pid %s) exited with %s; starting it again%s",
+                    child.name,
+                    child.pid,
+                    code,
+                    "" if steady else f" in {child.pause:.1f} s",
+                    extra={"event": "process.exited"},
+                )
+            if now >= child.due:
+                child.due = 0.0
+                child.start()
+
+    def stop(self, children: list[Child]) -> None:
+        for child in children:
+            if child.exited() is None:
+                child.popen.send_signal(signal.SIGTERM)
+        deadline = time.monotonic() + STOP_WITHIN
+        for child in children:
+            if child.popen is None:
+                continue
+            try:
+                child.popen.wait(max(0.1, deadline - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                child.popen.kill()
+                child.popen.wait(5)
