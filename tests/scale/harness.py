@@ -424,7 +424,7 @@ def _running_pass():
         waiting = conn.execute(
             "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database()"
             " AND wait_event_type = 'Lock' AND query ILIKE %s",
-            ['%FROM "ladders_dispatch"%FOR UPDATE%'],
+            ['%FROM "ladders_dispatch"%FOR %UPDATE%'],  # a pass: FOR NO KEY UPDATE
         ).fetchone()[0]
     if not waiting:
         return None
