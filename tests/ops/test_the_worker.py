@@ -168,6 +168,7 @@ def test_a_chore_is_run_by_one_worker_per_period_however_many_ask(settings):
     assert chores.claim("expire_leases", "later") is True
 
 
+@pytest.mark.postgres  # a TCP proxy in front of PostgreSQL is cut and restored
 @pytest.mark.parametrize("pool", ["0", "1"], ids=["own connections", "pooled connections"])
 def test_a_worker_waits_for_a_lost_database_and_recovers_when_it_is_back(owner, driver, pool):
     """The database goes away while the worker runs a pass (blocked on a row lock): the worker

@@ -395,10 +395,10 @@ def kill_a_worker_mid_pass(shape: Shape, ladder_id: int) -> Fault:
     held = HeldDispatch(ladder_id)
     held.start()
     assert held.held.wait(30)
+    # A pass for a worker to take, whatever else is queued (pushes wait on the held row too).
+    launch_pass.enqueue(ladder_id)
     try:
-        task = wait_until(lambda: _running_pass(), 60, "a launch pass taken by a worker")
-        worker_id = task.worker_ids[-1]
-        pid = WorkerProcess.objects.get(worker_id=worker_id).pid
+        task, pid = wait_until(lambda: _running_pass(), 60, "a launch pass taken by a worker")
         fault = Fault(
             "task worker killed mid-pass (SIGKILL)",
             time.monotonic(),
@@ -428,13 +428,13 @@ def _running_pass():
         ).fetchone()[0]
     if not waiting:
         return None
-    return (
-        DBTaskResult.objects.filter(
-            task_path=launch_pass.module_path, status=TaskResultStatus.RUNNING
-        )
-        .exclude(worker_ids=[])
-        .first()
-    )
+    for task in DBTaskResult.objects.filter(
+        task_path=launch_pass.module_path, status=TaskResultStatus.RUNNING
+    ).exclude(worker_ids=[]):
+        worker = WorkerProcess.objects.filter(worker_id=task.worker_ids[-1]).first()
+        if worker is not None:  # a registered worker's (not one being forgotten as dead)
+            return task, worker.pid
+    return None
 
 
 def restart_the_database(shape: Shape, progressed) -> Fault:

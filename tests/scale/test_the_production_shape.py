@@ -35,7 +35,11 @@ SIZE = harness.FULL if FULL else harness.SMOKE
 RESTART = SIZE.restart_database and os.environ.get("LOOPWEB_SCALE_RESTART", "1") != "0"
 SEED = 11
 
-pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.xdist_group("live")]
+pytestmark = [
+    pytest.mark.django_db(transaction=True),
+    pytest.mark.xdist_group("live"),
+    pytest.mark.postgres,  # gunicorn, workers and PgBouncer on one PostgreSQL
+]
 
 
 def test_the_production_shape_climbs_to_the_end_through_faults(owner, tmp_path):
