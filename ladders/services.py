@@ -14,7 +14,7 @@ from django.db.models import Q
 from django.utils import timezone
 from psycopg.types.json import Jsonb
 
-from ladders import evidence, progress
+from ladders import evidence, lifecycle, progress
 from ladders.config import MAX_RUNGS, rung_problems
 from ladders.models import (
     Dispatch,
@@ -52,12 +52,14 @@ log = logging.getLogger(__name__)
 # Configuration ------------------------------------------------------------------------------
 
 
-def save_ladder(*, owner, data: dict, ladder: Ladder | None = None) -> Ladder:
-    """Create or replace a ladder's configuration. Never touches a running dispatch."""
+def save_ladder(*, owner, data: dict, ladder: Ladder | None = None, by=None) -> Ladder:
+    """Create or replace a ladder's configuration. Never touches a running dispatch. ``by`` is
+    who made the change (the owner unless said otherwise)."""
     problems = rung_problems(data["rungs"])
     if problems:
         raise ValidationError(problems)
     with transaction.atomic():
+        created = ladder is None
         if ladder is None:
             ladder = Ladder(owner=owner)
         else:
@@ -82,6 +84,9 @@ def save_ladder(*, owner, data: dict, ladder: Ladder | None = None) -> Ladder:
             for i, c in enumerate(data["combinations"])
         )
         ladder.reviewers.set(data["reviewers"])
+        lifecycle.ladder_configured.send(
+            Ladder, ladder=ladder, by=by or owner, change="created" if created else "edited"
+        )
     return ladder
 
 
@@ -121,7 +126,7 @@ def _pin_of(rung) -> tuple:
     return (rung["case"], rung["version"], rung["variant"], rung["engine"])
 
 
-def reorder_rungs(*, ladder: Ladder, order: list[str]) -> None:
+def reorder_rungs(*, ladder: Ladder, order: list[str], by=None) -> None:
     with transaction.atomic():
         ladder = Ladder.objects.select_for_update().get(pk=ladder.pk)
         changes.touch([changes.ladder_key(ladder.pk)])
@@ -134,6 +139,9 @@ def reorder_rungs(*, ladder: Ladder, order: list[str]) -> None:
             rungs[rung_id].position = position
         Rung.objects.bulk_update(rungs.values(), ["position"])
         ladder.save(update_fields=["updated_at"])
+        lifecycle.ladder_configured.send(
+            Ladder, ladder=ladder, by=by or ladder.owner, change="rungs reordered"
+        )
 
 
 def delete_ladder(*, ladder: Ladder) -> None:
@@ -167,8 +175,9 @@ def declared_combinations(ladder: Ladder) -> list[Combination]:
     return declared
 
 
-def start_dispatch(*, ladder: Ladder, run_pass: bool = True) -> Dispatch:
-    """Run: snapshot the configuration, resolve the climbers, mint a dispatch, launch."""
+def start_dispatch(*, ladder: Ladder, run_pass: bool = True, by=None) -> Dispatch:
+    """Run: snapshot the configuration, resolve the climbers, mint a dispatch, launch. ``by`` is
+    who pressed Run."""
     with transaction.atomic():
         ladder = (
             Ladder.objects.select_for_update(of=("self",))
@@ -198,6 +207,7 @@ def start_dispatch(*, ladder: Ladder, run_pass: bool = True) -> Dispatch:
                 {"climbers": ["Add a combination group or a combination before running."]}
             )
         snapshot = _snapshot(ladder, rungs)
+        previous = dispatch.dispatch_id if dispatch is not None else None
         if dispatch is None:
             dispatch = Dispatch(ladder=ladder)
         else:
@@ -210,11 +220,14 @@ def start_dispatch(*, ladder: Ladder, run_pass: bool = True) -> Dispatch:
         dispatch.started_at = timezone.now()
         dispatch.ended_at = None
         dispatch.passes = 0
+        dispatch.started_by = by
+        dispatch.stopped_by = None
         dispatch.save()
         for climber in climbers:
             climber.dispatch = dispatch
         DispatchClimber.objects.bulk_create(climbers)
         _hold_cells(dispatch, [c for c in climbers if c.cell], evidence.snapshot_rungs(snapshot))
+        lifecycle.dispatch_started.send(Dispatch, dispatch=dispatch, by=by, previous=previous)
         tasking.enqueue(launch_pass, ladder.pk)
     if run_pass:
         launch_pass_now(ladder.pk)
@@ -289,10 +302,10 @@ def _hold_cells(dispatch: Dispatch, climbers, rungs) -> None:
 # Stop and Retry ----------------------------------------------------------------------------
 
 
-def stop_dispatch(*, ladder: Ladder, cancel_running: bool = False) -> int:
+def stop_dispatch(*, ladder: Ladder, cancel_running: bool = False, by=None) -> int:
     """End the running dispatch and cancel the jobs this ladder's dispatches left in flight:
     queued and pending ones, and with ``cancel_running`` dispatched, starting and running ones.
-    Returns how many jobs were cancelled."""
+    Returns how many jobs were cancelled. ``by`` is who pressed Stop."""
     with transaction.atomic():
         # The claim: a pass in progress finishes (or has not started) before the Stop lands.
         dispatch = Dispatch.objects.select_for_update().filter(ladder=ladder).first()
@@ -301,7 +314,8 @@ def stop_dispatch(*, ladder: Ladder, cancel_running: bool = False) -> int:
         changes.touch([changes.ladder_key(ladder.pk)])
         dispatch.status = DispatchStatus.STOPPED
         dispatch.ended_at = timezone.now()
-        dispatch.save(update_fields=["status", "ended_at"])
+        dispatch.stopped_by = by
+        dispatch.save(update_fields=["status", "ended_at", "stopped_by"])
         statuses = IN_FLIGHT if cancel_running else NOT_STARTED
         jobs = lock_to_cancel(
             Job.objects.filter(origin__startswith=f"ladder:{ladder.pk}/", status__in=statuses)
@@ -309,11 +323,19 @@ def stop_dispatch(*, ladder: Ladder, cancel_running: bool = False) -> int:
         cancelled = mark_canceled(jobs)
         # The standing at the moment of the Stop is the dispatch's final one.
         [loaded] = evidence.load([dispatch])
-        progress.freeze(dispatch, _evaluate(loaded, running=False))
+        final = progress.freeze(dispatch, _evaluate(loaded, running=False))
+        lifecycle.dispatch_ended.send(
+            Dispatch,
+            dispatch=dispatch,
+            final=final,
+            by=by,
+            cancel_running=cancel_running,
+            cancelled=cancelled,
+        )
         return cancelled
 
 
-def retry_climber(*, ladder: Ladder, key: str, run_pass: bool = True) -> None:
+def retry_climber(*, ladder: Ladder, key: str, run_pass: bool = True, by=None) -> None:
     with transaction.atomic():
         dispatch = Dispatch.objects.select_for_update().filter(ladder=ladder).first()
         if dispatch is None or dispatch.status != DispatchStatus.RUNNING:
@@ -333,6 +355,7 @@ def retry_climber(*, ladder: Ladder, key: str, run_pass: bool = True) -> None:
                 )
             row.retried_at = timezone.now()
             row.save(update_fields=["retried_at"])
+            lifecycle.climber_retried.send(Dispatch, dispatch=dispatch, climber=row, by=by)
             tasking.enqueue(launch_pass, ladder.pk)
             break
         else:
@@ -421,7 +444,10 @@ def run_launch_pass(*, ladder_id: int) -> PassReport | None:
         dispatch.passes += 1
         dispatch.save(update_fields=["status", "ended_at", "passes"])
         if finished:
-            progress.freeze(dispatch, standing.ended())
+            final = progress.freeze(dispatch, standing.ended())
+            lifecycle.dispatch_ended.send(
+                Dispatch, dispatch=dispatch, final=final, by=None, cancel_running=False, cancelled=0
+            )
         return PassReport(dispatch.dispatch_id, len(jobs), cancelled, published, finished)
 
 
@@ -456,8 +482,9 @@ def _room_in_cells(targets: dict[str, int]) -> dict[str, int]:
 
 
 def _record(dispatch, loaded, standing) -> None:
-    """Pin newly resolved cells and write newly decided verdicts."""
-    changed, pinned = [], []
+    """Pin newly resolved cells, write newly decided verdicts and note blocks, announcing the
+    new ones."""
+    changed, pinned, blocked = [], [], []
     for row, climber in zip(loaded.climbers, standing.climbers, strict=True):
         if climber.pin_now:
             row.cell = climber.cell.as_json()
@@ -465,31 +492,41 @@ def _record(dispatch, loaded, standing) -> None:
             pinned.append(row)
         if climber.new_verdicts:
             row.verdicts = {**row.verdicts, **climber.new_verdicts}
-        if climber.pin_now or climber.new_verdicts:
+        block = (climber.blocked_reason or "") if climber.status == BLOCKED else ""
+        block_changed = block != row.blocked
+        if block_changed:
+            row.blocked = block
+            if block:
+                blocked.append((row, climber))
+        if climber.pin_now or climber.new_verdicts or block_changed:
             changed.append(row)
     if changed:
         _write_climbers(changed)
     if pinned:
         _hold_cells(dispatch, pinned, loaded.rungs)
+    if blocked:
+        lifecycle.climbers_blocked.send(Dispatch, dispatch=dispatch, climbers=blocked)
 
 
 def _write_climbers(climbers: list[DispatchClimber]) -> None:
     """One UPDATE for every changed climber, however many decisions the pass recorded."""
     if connection.vendor != "postgresql":
-        DispatchClimber.objects.bulk_update(climbers, ["cell", "pinned_key", "verdicts"])
+        DispatchClimber.objects.bulk_update(climbers, ["cell", "pinned_key", "verdicts", "blocked"])
         return
     with connection.cursor() as cursor:
         cursor.execute(
             f"UPDATE {DispatchClimber._meta.db_table} AS c"  # noqa: S608 - a model's table name
-            " SET cell = v.cell, pinned_key = v.pinned_key, verdicts = v.verdicts"
-            " FROM unnest(%s::bigint[], %s::jsonb[], %s::text[], %s::jsonb[])"
-            " AS v(id, cell, pinned_key, verdicts)"
+            " SET cell = v.cell, pinned_key = v.pinned_key, verdicts = v.verdicts,"
+            " blocked = v.blocked"
+            " FROM unnest(%s::bigint[], %s::jsonb[], %s::text[], %s::jsonb[], %s::text[])"
+            " AS v(id, cell, pinned_key, verdicts, blocked)"
             " WHERE c.id = v.id",
             [
                 [c.pk for c in climbers],
                 [None if c.cell is None else Jsonb(c.cell) for c in climbers],
                 [c.pinned_key for c in climbers],
                 [Jsonb(c.verdicts) for c in climbers],
+                [c.blocked for c in climbers],
             ],
         )
 
