@@ -47,8 +47,10 @@ def _form(data: dict | None = None, errors: dict | None = None) -> dict:
 
 def _validated(request) -> tuple[dict, SubscriptionInput | None, dict]:
     data = _form_data(request.POST)
-    body = SubscriptionInput(data=data, context={"request": request})
+    body = SubscriptionInput(data=data)
     if body.is_valid():
+        if data["deploymentWide"] and not request.user.is_staff:
+            raise PermissionDenied("Only staff may register a deployment-wide webhook.")
         return data, body, {}
     return data, None, flatten(body.errors)
 

@@ -32,7 +32,7 @@ class SubscriptionInput(serializers.Serializer):
     deploymentWide = f.BooleanField(  # noqa: N815 - the API's camelCase
         required=False,
         default=False,
-        help_text="Every owner's events, not just yours: staff only.",
+        help_text="Every owner's events, not just yours: staff only (403 for anyone else).",
     )
 
     def validate_url(self, value):
@@ -40,14 +40,6 @@ class SubscriptionInput(serializers.Serializer):
         if problem is not None:
             code, message = problem
             raise serializers.ValidationError(message, code=code)
-        return value
-
-    def validate_deploymentWide(self, value):  # noqa: N802
-        user = self.context["request"].user
-        if value and not user.is_staff:
-            raise serializers.ValidationError(
-                "Only staff may register a deployment-wide webhook.", code="staff_only"
-            )
         return value
 
     def validate(self, attrs):

@@ -27,10 +27,16 @@ class WebhookViewSet(
     def get_queryset(self):
         return selectors.subscriptions_for(self.request.user).order_by("-created_at", "-id")
 
+    def _input(self, request) -> s.SubscriptionInput:
+        body = s.SubscriptionInput(data=request.data)
+        body.is_valid(raise_exception=True)
+        if body.validated_data["deploymentWide"] and not request.user.is_staff:
+            self.permission_denied(request, "Only staff may register a deployment-wide webhook.")
+        return body
+
     @extend_schema(request=s.SubscriptionInput, responses={201: s.CreatedSubscriptionSerializer})
     def create(self, request):
-        body = s.SubscriptionInput(data=request.data, context={"request": request})
-        body.is_valid(raise_exception=True)
+        body = self._input(request)
         subscription = services.create_subscription(owner=request.user, **body.as_fields())
         return Response(
             s.CreatedSubscriptionSerializer(subscription).data, status=status.HTTP_201_CREATED
@@ -39,8 +45,7 @@ class WebhookViewSet(
     @extend_schema(request=s.SubscriptionInput, responses=s.SubscriptionSerializer)
     def update(self, request, pk=None):
         subscription = self.get_object()
-        body = s.SubscriptionInput(data=request.data, context={"request": request})
-        body.is_valid(raise_exception=True)
+        body = self._input(request)
         services.update_subscription(subscription=subscription, **body.as_fields())
         return Response(s.SubscriptionSerializer(subscription).data)
 

@@ -47,6 +47,7 @@ class Receiver:
     answer_body: str = '{"ok": true}'
     requests: list[Received] = field(default_factory=list)
     release: threading.Event = field(default_factory=threading.Event)
+    heard: threading.Event = field(default_factory=threading.Event)
     lock: threading.Lock = field(default_factory=threading.Lock)
 
     @property
@@ -72,6 +73,7 @@ def start() -> Receiver:
             receiver.requests.append(
                 Received(self.path, {k.lower(): v for k, v in self.headers.items()}, body)
             )
+            receiver.heard.set()
             answer = receiver.next_answer()
             if answer == HANG:
                 receiver.release.wait(30)  # until the test ends; the sender gave up long ago
