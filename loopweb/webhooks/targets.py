@@ -81,7 +81,7 @@ def is_local_name(host: str) -> bool:
 
 def url_problem(url: str, allowlist: Allowlist) -> tuple[str, str] | None:
     """Why a URL cannot be a webhook's target, as (code, message), or None."""
-    if len(url) > MAX_URL_LENGTH or not URL.match(url):
+    if len(url) > MAX_URL_LENGTH or not URL.fullmatch(url):
         return (
             "invalid",
             "Enter an http:// or https:// URL with a host name or IPv4 address, and no spaces.",
