@@ -70,7 +70,7 @@ def prune_changes() -> str:
 def webhooks() -> str:
     from loopweb.webhooks.services import prune, sweep
 
-    return f"sent {sweep()} overdue webhook attempt(s), pruned {prune()} old one(s)"
+    return f"handled {sweep()} webhook attempt(s) no task would send, pruned {prune()}"
 
 
 CHORES: dict[str, Callable[[], str]] = {

@@ -13,8 +13,10 @@ from datetime import timedelta
 from django.conf import settings
 from django.db import transaction
 from django.db.models import Q
+from django.tasks import TaskResultStatus
 from django.utils import timezone
 from django_tasks_db import DatabaseBackend
+from django_tasks_db.models import DBTaskResult
 
 from loopweb.webhooks import payloads, policy, sender
 from loopweb.webhooks.events import PING
@@ -72,12 +74,14 @@ def rotate_secret(*, subscription: Subscription) -> Subscription:
 def interested(*, owner_id: int | None = None, ladder_id: int | None = None) -> list[Subscription]:
     """Active subscriptions that hear about an owner's (or a ladder's owner's) ladders and
     proposals, and the deployment-wide ones: one query."""
+    from ladders.models import Ladder
+
     scope = Q(deployment_wide=True)
     if owner_id is not None:
         scope |= Q(owner_id=owner_id)
     if ladder_id is not None:
-        scope |= Q(owner__ladders=ladder_id)
-    return list(Subscription.objects.filter(scope, active=True).only("id", "events").distinct())
+        scope |= Q(owner_id__in=Ladder.objects.filter(pk=ladder_id).values("owner_id"))
+    return list(Subscription.objects.filter(scope, active=True).only("id", "events"))
 
 
 @dataclass(frozen=True, slots=True)
@@ -253,7 +257,8 @@ def _finish(delivery: Delivery, result: sender.Result | None, *, at, error: str 
                 due_at=at + timedelta(seconds=delay),
             )
             schedule([following])
-        _note_health(subscription, answer, given_up=delay is None and not delivery.manual)
+        if result is not None:  # an attempt dropped unsent says nothing of the receiver
+            _note_health(subscription, answer, given_up=delay is None and not delivery.manual)
 
 
 def _note_health(subscription: Subscription, answer: policy.Answer, *, given_up: bool) -> None:
@@ -279,21 +284,38 @@ def _note_health(subscription: Subscription, answer: policy.Answer, *, given_up:
 # Chores ---------------------------------------------------------------------------------------
 
 
+#: An attempt this long past due, unclaimed, has lost its task (its sender died holding it).
+LOST_AFTER = timedelta(minutes=5)
+
+
 def sweep(*, now=None) -> int:
-    """Send the attempts that are due and that no task is going to send: all of them without
-    the database task backend, else those overdue by a minute (their task was lost)."""
+    """Attempts no task is going to send. With the database task backend: queue a task again
+    for those long overdue whose task is gone (a sender died holding the claim); the delivery
+    thread sends them. Without it: send the due ones here, a few per run, since nothing else
+    will. Returns how many it handled."""
     now = now or timezone.now()
-    overdue = now
-    if isinstance(deliver.get_backend(), DatabaseBackend):
-        overdue = now - timedelta(seconds=60)
-    due = Delivery.objects.filter(status=DeliveryStatus.PENDING, due_at__lte=overdue).filter(
-        Q(claimed_until__isnull=True) | Q(claimed_until__lt=now)
-    )
-    sent = 0
-    for delivery_id in due.order_by("due_at").values_list("id", flat=True)[:100]:
-        if send(delivery_id=delivery_id) != "not pending":
-            sent += 1
-    return sent
+    database = isinstance(deliver.get_backend(), DatabaseBackend)
+    due = Delivery.objects.filter(
+        Q(claimed_until__isnull=True) | Q(claimed_until__lt=now),
+        status=DeliveryStatus.PENDING,
+        due_at__lte=now - LOST_AFTER if database else now,
+    ).order_by("due_at")
+    if not database:
+        return sum(
+            send(delivery_id=pk) != "not pending" for pk in due.values_list("id", flat=True)[:10]
+        )
+    lost = [pk for pk in due.values_list("id", flat=True)[:100] if not _queued(pk)]
+    for pk in lost:
+        deliver.enqueue(pk)
+    return len(lost)
+
+
+def _queued(delivery_id: int) -> bool:
+    return DBTaskResult.objects.filter(
+        task_path=deliver.module_path,
+        status__in=[TaskResultStatus.READY, TaskResultStatus.RUNNING],
+        args_kwargs__args__0=delivery_id,
+    ).exists()
 
 
 def prune(*, now=None) -> int:
