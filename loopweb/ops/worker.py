@@ -60,6 +60,19 @@ class TaskWorker(Worker):
     a forced stop, is left running for recovery to queue again, instead of being recorded as a
     failure of the task."""
 
+    @classmethod
+    def of(cls, queue: str, *, worker_id: str, interval: float) -> TaskWorker:
+        return cls(
+            queue_names=[queue],
+            interval=interval,
+            batch=False,
+            backend_name="default",
+            startup_delay=False,
+            max_tasks=None,
+            worker_id=worker_id,
+            excluded_queue_names=[],
+        )
+
     def run_task(self, db_task_result: DBTaskResult) -> None:
         try:
             self.running_task = True
@@ -169,16 +182,7 @@ class Deliveries(threading.Thread):
     def __init__(self, worker_id: str, stop: threading.Event, interval: float):
         super().__init__(name="webhooks", daemon=True)
         self.stop = stop
-        self.queue = TaskWorker(
-            queue_names=["webhooks"],
-            interval=interval,
-            batch=False,
-            backend_name="default",
-            startup_delay=False,
-            max_tasks=None,
-            worker_id=worker_id,
-            excluded_queue_names=[],
-        )
+        self.queue = TaskWorker.of("webhooks", worker_id=worker_id, interval=interval)
 
     def run(self) -> None:
         while self.queue.running and not self.stop.is_set():
@@ -205,16 +209,7 @@ def _release_connection() -> None:
 def run(*, interval: float = 0.5, worker_id: str | None = None, chores_tick: float = 1.0) -> None:
     """Run the worker until it is told to stop."""
     worker_id = worker_id or new_worker_id()
-    queue = TaskWorker(
-        queue_names=["default"],
-        interval=interval,
-        batch=False,
-        backend_name="default",
-        startup_delay=False,
-        max_tasks=None,
-        worker_id=worker_id,
-        excluded_queue_names=[],
-    )
+    queue = TaskWorker.of("default", worker_id=worker_id, interval=interval)
     queue.configure_signals()
     stop = threading.Event()
     threads: list[threading.Thread] = []

@@ -261,20 +261,19 @@ def result_part(result) -> dict:
     }
 
 
+def _proposal_event(opened, key: str, part: dict) -> tuple[dict, dict, dict]:
+    """The data of a proposal event: the proposal, the result, and what the result opened."""
+    proposal = proposal_part(opened.proposal)
+    result = result_part(opened.result)
+    part = {"id": opened.pk, **part, "createdAt": moment(opened.created_at)}
+    data = {"proposal": proposal, "result": result, key: part, "url": proposal["url"]}
+    return data, proposal, result
+
+
 def proposal_regressed(draft) -> tuple[dict, str]:
-    proposal = proposal_part(draft.proposal)
-    result = result_part(draft.result)
-    data = {
-        "proposal": proposal,
-        "result": result,
-        "revertDraft": {
-            "id": draft.pk,
-            "severity": draft.severity,
-            "reason": draft.reason,
-            "createdAt": moment(draft.created_at),
-        },
-        "url": proposal["url"],
-    }
+    data, proposal, result = _proposal_event(
+        draft, "revertDraft", {"severity": draft.severity, "reason": draft.reason}
+    )
     text = (
         f"↓ Proposal *{chat(proposal['title'])}* regressed: {chat(result['metric'])} "
         f"{result['baseline']:g} → {result['current']:g}. A revert draft is open "
@@ -284,18 +283,7 @@ def proposal_regressed(draft) -> tuple[dict, str]:
 
 
 def proposal_held_costlier(flag) -> tuple[dict, str]:
-    proposal = proposal_part(flag.proposal)
-    result = result_part(flag.result)
-    data = {
-        "proposal": proposal,
-        "result": result,
-        "advisoryFlag": {
-            "id": flag.pk,
-            "reason": flag.reason,
-            "createdAt": moment(flag.created_at),
-        },
-        "url": proposal["url"],
-    }
+    data, proposal, _ = _proposal_event(flag, "advisoryFlag", {"reason": flag.reason})
     text = (
         f"$ Proposal *{chat(proposal['title'])}* held but costs more: {chat(flag.reason)} "
         f"<{proposal['url']}|Open the proposal>"

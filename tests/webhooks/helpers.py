@@ -21,6 +21,15 @@ def subscribe(owner, url, *, events=None, active=True, format="json", deployment
     )
 
 
+def announce(owner, event_type: str, data: dict | None = None, text: str = "news") -> None:
+    """Record an event of ``owner``'s, as a receiver of the engine's announcements does."""
+    services.record(
+        [services.News(event_type, data or {}, text)],
+        owner_id=owner.pk,
+        to=services.interested(owner_id=owner.pk),
+    )
+
+
 def deliver_all(limit: int = 100) -> list[DBTaskResult]:
     """Run every delivery task, bringing deferred ones forward (as if their moment had come).
     Returns the delivery tasks in the order they ran, each with the ``run_after`` it had."""

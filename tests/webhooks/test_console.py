@@ -3,6 +3,7 @@ it and read its delivery log, redeliver, rotate the secret, delete; the same rul
 
 import pytest
 
+from loopweb.webhooks.events import EVENTS
 from loopweb.webhooks.models import Subscription
 from tests.console.helpers import Browser, text_of
 from tests.factories import UserFactory
@@ -10,15 +11,7 @@ from tests.webhooks.helpers import deliver_all, log_of, subscribe
 
 pytestmark = pytest.mark.django_db
 
-ALL = [
-    "dispatch.started",
-    "dispatch.needs_attention",
-    "dispatch.finished",
-    "dispatch.stopped",
-    "climber.blocked",
-    "proposal.regressed",
-    "proposal.held_costlier",
-]
+ALL = list(EVENTS)
 
 
 def form(url: str, events=ALL, **extra) -> dict:

@@ -9,7 +9,7 @@ import pytest
 
 from loopweb.webhooks import services
 from loopweb.webhooks.models import Subscription
-from tests.webhooks.helpers import deliver_all, log_of, subscribe
+from tests.webhooks.helpers import announce, deliver_all, log_of, subscribe
 from tests.webhooks.receiver import HANG
 
 pytestmark = pytest.mark.django_db
@@ -40,11 +40,7 @@ def test_a_ping_is_delivered_once_signed_with_a_timestamp_and_the_event_id(owner
 def test_a_500_is_retried_with_exponential_backoff_under_the_same_event_id(owner, receiver):
     receiver.script = [500, 503, 200]
     subscription = subscribe(owner, receiver.url)
-    services.record(
-        [services.News("dispatch.started", {"n": 1}, "started")],
-        owner_id=owner.pk,
-        to=services.interested(owner_id=owner.pk),
-    )
+    announce(owner, "dispatch.started", {"n": 1}, "started")
     tasks = deliver_all()
     assert [r.headers["x-loopweb-delivery"] for r in receiver.requests] == [
         receiver.requests[0].delivery
@@ -69,11 +65,7 @@ def test_a_receiver_that_hangs_times_out_and_is_tried_again(owner, receiver, set
     receiver.script = [HANG, 200]
     subscription = subscribe(owner, receiver.url)
     services.ping(subscription=subscription)  # a ping is one attempt: use an event instead
-    services.record(
-        [services.News("dispatch.finished", {}, "finished")],
-        owner_id=owner.pk,
-        to=services.interested(owner_id=owner.pk),
-    )
+    announce(owner, "dispatch.finished")
     started = time.monotonic()
     deliver_all()
     elapsed = time.monotonic() - started
@@ -89,11 +81,7 @@ def test_a_receiver_that_hangs_times_out_and_is_tried_again(owner, receiver, set
 def test_a_timeout_of_an_event_is_retried(owner, receiver):
     receiver.script = [HANG, HANG, 200]
     subscription = subscribe(owner, receiver.url)
-    services.record(
-        [services.News("dispatch.stopped", {}, "stopped")],
-        owner_id=owner.pk,
-        to=services.interested(owner_id=owner.pk),
-    )
+    announce(owner, "dispatch.stopped", {}, "stopped")
     deliver_all()
     assert [(a.attempt, a.status, a.error or None) for a in log_of(subscription)] == [
         (1, "failed", "timed out"),
@@ -110,11 +98,7 @@ def test_a_timeout_of_an_event_is_retried(owner, receiver):
 def test_which_answers_are_retried(owner, receiver, code, retried):
     receiver.script = [code]
     subscription = subscribe(owner, receiver.url)
-    services.record(
-        [services.News("climber.blocked", {}, "blocked")],
-        owner_id=owner.pk,
-        to=services.interested(owner_id=owner.pk),
-    )
+    announce(owner, "climber.blocked", {}, "blocked")
     deliver_all()
     log = log_of(subscription)
     assert log[0].response_code == code and log[0].status == "failed"
@@ -130,11 +114,7 @@ def test_retries_give_up_after_the_limit_and_repeated_give_ups_mark_the_subscrip
     subscription = subscribe(owner, receiver.url)
 
     def event():
-        services.record(
-            [services.News("dispatch.finished", {}, "finished")],
-            owner_id=owner.pk,
-            to=services.interested(owner_id=owner.pk),
-        )
+        announce(owner, "dispatch.finished")
         deliver_all()
 
     event()
@@ -163,11 +143,7 @@ def test_retries_give_up_after_the_limit_and_repeated_give_ups_mark_the_subscrip
 def test_redeliver_sends_the_same_event_again_as_one_more_attempt(owner, receiver):
     receiver.script = [400]
     subscription = subscribe(owner, receiver.url)
-    services.record(
-        [services.News("proposal.regressed", {"proposal": {"id": 7}}, "regressed")],
-        owner_id=owner.pk,
-        to=services.interested(owner_id=owner.pk),
-    )
+    announce(owner, "proposal.regressed", {"proposal": {"id": 7}}, "regressed")
     deliver_all()
     [failed] = log_of(subscription)
     assert (failed.status, failed.will_retry) == ("failed", False)
@@ -185,11 +161,7 @@ def test_redeliver_sends_the_same_event_again_as_one_more_attempt(owner, receive
 
 def test_the_text_format_posts_a_chat_message(owner, receiver):
     subscription = subscribe(owner, receiver.url, format="text")
-    services.record(
-        [services.News("dispatch.finished", {"a": 1}, "✓ *Climb* finished")],
-        owner_id=owner.pk,
-        to=services.interested(owner_id=owner.pk),
-    )
+    announce(owner, "dispatch.finished", {"a": 1}, "✓ *Climb* finished")
     deliver_all()
     [request] = receiver.requests
     assert request.json == {"text": "✓ *Climb* finished"}
@@ -211,11 +183,7 @@ def test_an_address_the_deployment_does_not_allow_is_refused_at_each_delivery(
 ):
     subscription = subscribe(owner, receiver.url)
     settings.LOOPWEB_WEBHOOK_ALLOWED_HOSTS = ""  # the deployment no longer allows loopback
-    services.record(
-        [services.News("dispatch.finished", {}, "finished")],
-        owner_id=owner.pk,
-        to=services.interested(owner_id=owner.pk),
-    )
+    announce(owner, "dispatch.finished")
     deliver_all()
     [attempt] = log_of(subscription)
     assert attempt.status == "failed" and not attempt.will_retry
@@ -225,11 +193,7 @@ def test_an_address_the_deployment_does_not_allow_is_refused_at_each_delivery(
 
 def test_a_connection_refused_is_retried(owner, settings):
     subscription = subscribe(owner, "http://127.0.0.1:9/hooks")  # nothing listens on discard
-    services.record(
-        [services.News("dispatch.finished", {}, "finished")],
-        owner_id=owner.pk,
-        to=services.interested(owner_id=owner.pk),
-    )
+    announce(owner, "dispatch.finished")
     deliver_all()
     log = log_of(subscription)
     assert len(log) == settings.LOOPWEB_WEBHOOK_MAX_ATTEMPTS
@@ -238,11 +202,7 @@ def test_a_connection_refused_is_retried(owner, settings):
 
 def test_an_inactive_subscription_is_sent_nothing_but_pings(owner, receiver):
     subscription = subscribe(owner, receiver.url, active=False)
-    services.record(
-        [services.News("dispatch.finished", {}, "finished")],
-        owner_id=owner.pk,
-        to=services.interested(owner_id=owner.pk),
-    )
+    announce(owner, "dispatch.finished")
     assert log_of(subscription) == []
     services.ping(subscription=subscription)
     deliver_all()
@@ -251,11 +211,7 @@ def test_an_inactive_subscription_is_sent_nothing_but_pings(owner, receiver):
 
 def test_an_attempt_deactivated_before_it_is_sent_is_dropped(owner, receiver):
     subscription = subscribe(owner, receiver.url)
-    services.record(
-        [services.News("dispatch.finished", {}, "finished")],
-        owner_id=owner.pk,
-        to=services.interested(owner_id=owner.pk),
-    )
+    announce(owner, "dispatch.finished")
     Subscription.objects.filter(pk=subscription.pk).update(active=False)
     deliver_all()
     [attempt] = log_of(subscription)

@@ -9,7 +9,7 @@ from ladders import services as ladder_services
 from ladders.models import DispatchClimber
 from loopweb.runs.models import Job
 from loopweb.webhooks.models import Delivery, Event
-from tests.evalsets.helpers import apply, journal, make_evalset, propose, t, verify
+from tests.evalsets.helpers import regressed_and_costlier, verify
 from tests.factories import UserFactory
 from tests.ladders.builders import claim_all, climbers, fail, make_ladder, versions, work
 from tests.webhooks.helpers import deliver_all, subscribe
@@ -49,22 +49,7 @@ def test_every_event_of_a_climb_and_of_the_gate_is_delivered_once_and_signed(
     ladder_services.start_dispatch(ladder=finishing, by=owner)
     work(driver, run_tasks)
 
-    evalset = make_evalset()
-    journal(evalset, t(0), passed=10, usd_micros=1)
-    regressed = propose(owner, evalset, created_at=t(100), checkpoints=[{"after_runs": 1}])
-    costlier = propose(
-        owner,
-        evalset,
-        created_at=t(100),
-        checkpoints=[{"after_runs": 1}],
-        min_effect={"count": 100},
-        cost={"field": "usd", "max_increase_ratio": 1},
-    )
-    for proposal in (regressed, costlier):
-        apply(proposal, t(110))
-    journal(evalset, t(120), passed=1, usd_micros=5)
-    verify(regressed)
-    verify(costlier)
+    regressed, costlier = regressed_and_costlier(owner)
     verify(regressed)  # measured already: no second draft, no second event
     deliver_all()
 
