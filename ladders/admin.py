@@ -110,7 +110,7 @@ class LadderAdmin(admin.ModelAdmin):
 class DispatchClimberInline(admin.TabularInline):
     model = DispatchClimber
     extra = 0
-    fields = ["position", "key", "cell", "verdicts", "retried_at"]
+    fields = ["position", "combination_key", "combination_cell", "verdicts", "retried_at"]
     readonly_fields = fields
     can_delete = False
 

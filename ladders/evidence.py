@@ -50,13 +50,15 @@ def snapshot_rungs(snapshot: dict) -> list[RungSnap]:
 def climber_label(climber: DispatchClimber, catalog: CatalogView) -> str:
     combination = climber.combination
     if combination is None:
-        return climber.key
+        return climber.combination_key
     configuration = catalog.configurations.get(combination.configuration_id)
     return combination.label(configuration.name if configuration else None)
 
 
 def _input(climber: DispatchClimber, catalog: CatalogView) -> ClimberInput:
-    pinned = CombinationCell.from_json(climber.cell) if climber.cell else None
+    pinned = (
+        CombinationCell.from_json(climber.combination_cell) if climber.combination_cell else None
+    )
     live, problem = None, None
     if climber.combination is None:
         problem = "its combination was deleted"
@@ -68,7 +70,7 @@ def _input(climber: DispatchClimber, catalog: CatalogView) -> ClimberInput:
         else:
             problem = launch_problem(climber.combination, catalog)
     return ClimberInput(
-        key=climber.key,
+        combination_key=climber.combination_key,
         label=climber_label(climber, catalog),
         pinned=pinned,
         live=live,
@@ -88,7 +90,7 @@ def load(dispatches: list[Dispatch], *, only: set[str] | None = None) -> list[Lo
     climbers: dict[int, list[DispatchClimber]] = defaultdict(list)
     rows = DispatchClimber.objects.filter(dispatch__in=by_id)
     if only is not None:
-        rows = rows.filter(key__in=only)
+        rows = rows.filter(combination_key__in=only)
     for climber in rows.select_related("combination").order_by("dispatch_id", "position"):
         climbers[climber.dispatch_id].append(climber)
     catalog = CatalogView.load(

@@ -135,13 +135,13 @@ class Dispatch(models.Model):
 class DispatchClimber(models.Model):
     dispatch = models.ForeignKey(Dispatch, on_delete=models.CASCADE, related_name="climbers")
     position = models.PositiveIntegerField()
-    key = models.CharField(max_length=500)
+    combination_key = models.CharField(max_length=500)
     combination = models.ForeignKey(
         "runs.Combination", null=True, on_delete=models.SET_NULL, related_name="+"
     )
     # The combination cell, pinned when the climber first resolves and never resolved again, and
     # its key (empty while unpinned): the slot cells' keys end with it.
-    cell = models.JSONField(null=True, blank=True)
+    combination_cell = models.JSONField(null=True, blank=True)
     pinned_key = models.CharField(max_length=500, blank=True, default="")
     # Verdicts the launch passes wrote: {rungId: "passed" | "failed"}.
     verdicts = models.JSONField(default=dict)
@@ -150,12 +150,14 @@ class DispatchClimber(models.Model):
     class Meta:
         ordering = ["dispatch", "position"]
         constraints = [
-            models.UniqueConstraint(fields=["dispatch", "key"], name="one_climber_per_key"),
+            models.UniqueConstraint(
+                fields=["dispatch", "combination_key"], name="one_climber_per_key"
+            ),
         ]
         indexes = [models.Index(fields=["dispatch", "pinned_key"], name="climber_pinned")]
 
     def __str__(self) -> str:
-        return f"{self.key} in dispatch {self.dispatch_id}"
+        return f"{self.combination_key} in dispatch {self.dispatch_id}"
 
 
 class DispatchCell(models.Model):

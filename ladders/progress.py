@@ -139,7 +139,7 @@ def standing_of(loaded: evidence.Loaded, *, running: bool) -> Standing:
 def climber_json(climber: ClimberStanding) -> dict:
     current = next((s for s in climber.slots if s.rung == climber.current_rung), None)
     return {
-        "key": climber.key,
+        "key": climber.combination_key,
         "label": climber.label,
         "status": climber.status,
         "blockedReason": climber.blocked_reason,
@@ -168,10 +168,10 @@ def completed_runs(climber: ClimberStanding) -> list[list[int]]:
 def live_part(climber: ClimberStanding) -> Part:
     slots = climber.slots
     return Part(
-        key=climber.key,
+        key=climber.combination_key,
         body=climber_json(climber),
         cells=frozenset(s.cell_key for s in slots if s.cell_key),
-        pinned=climber.cell is not None and not climber.pin_now,
+        pinned=climber.combination_cell is not None and not climber.pin_now,
         status=climber.status,
         slot_counts=Counter(s.status for s in slots),
         total=sum(s.target for s in slots),

@@ -57,7 +57,10 @@ def _slot_runs(dispatch: Dispatch) -> list[dict]:
         return [{"key": c["body"]["key"], "completed": c["completed"]} for c in final.climbers]
     [loaded] = evidence.load([dispatch])
     standing = progress.standing_of(loaded, running=dispatch.status == DispatchStatus.RUNNING)
-    return [{"key": c.key, "completed": progress.completed_runs(c)} for c in standing.climbers]
+    return [
+        {"key": c.combination_key, "completed": progress.completed_runs(c)}
+        for c in standing.climbers
+    ]
 
 
 def review_queue(ladder: Ladder) -> list[dict]:

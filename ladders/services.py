@@ -1,8 +1,9 @@
 """Writes of the ladder engine: configuration, Run, Stop, Retry and the launch pass.
 
-The claim (SPEC §5): launch passes, Stop, Retry and Run of one ladder each hold a row lock on
-the ladder's dispatch for their whole transaction, so they apply one after another. Locks are
-always taken ladder, then dispatch, then jobs.
+The dispatch lock (SPEC §5 calls it "the claim"; here that word is a driver's, for jobs): launch
+passes, Stop, Retry and Run of one ladder each hold a row lock on the ladder's dispatch for their
+whole transaction, so they apply one after another. Locks are always taken ladder, then dispatch,
+then the cells' advisory locks, then jobs.
 """
 
 import logging
@@ -175,7 +176,8 @@ def start_dispatch(*, ladder: Ladder, run_pass: bool = True) -> Dispatch:
             .select_related("owner__account")
             .get(pk=ladder.pk)
         )
-        # The claim: no pass, Stop or Retry of the previous dispatch runs while it is replaced.
+        # The dispatch lock: no pass, Stop or Retry of the previous dispatch runs while it is
+        # replaced.
         dispatch = Dispatch.objects.select_for_update().filter(ladder=ladder).first()
         if dispatch is not None and dispatch.status == DispatchStatus.RUNNING:
             raise Conflict("A dispatch of this ladder is running; stop it before a new Run.")
@@ -214,7 +216,11 @@ def start_dispatch(*, ladder: Ladder, run_pass: bool = True) -> Dispatch:
         for climber in climbers:
             climber.dispatch = dispatch
         DispatchClimber.objects.bulk_create(climbers)
-        _hold_cells(dispatch, [c for c in climbers if c.cell], evidence.snapshot_rungs(snapshot))
+        _hold_cells(
+            dispatch,
+            [c for c in climbers if c.combination_cell],
+            evidence.snapshot_rungs(snapshot),
+        )
         tasking.enqueue(launch_pass, ladder.pk)
     if run_pass:
         launch_pass_now(ladder.pk)
@@ -264,9 +270,9 @@ def _resolve_climbers(declared: list[Combination]) -> list[DispatchClimber]:
         climbers.append(
             DispatchClimber(
                 position=len(climbers),
-                key=combination.key,
+                combination_key=combination.key,
                 combination=combination,
-                cell=cell.as_json() if cell else None,
+                combination_cell=cell.as_json() if cell else None,
                 pinned_key=cell.key if cell else "",
             )
         )
@@ -277,7 +283,8 @@ def _hold_cells(dispatch: Dispatch, climbers, rungs) -> None:
     DispatchCell.objects.bulk_create(
         [
             DispatchCell(
-                dispatch=dispatch, cell_key=cell_key(r.pin, CombinationCell.from_json(c.cell))
+                dispatch=dispatch,
+                cell_key=cell_key(r.pin, CombinationCell.from_json(c.combination_cell)),
             )
             for c in climbers
             for r in rungs
@@ -294,7 +301,8 @@ def stop_dispatch(*, ladder: Ladder, cancel_running: bool = False) -> int:
     queued and pending ones, and with ``cancel_running`` dispatched, starting and running ones.
     Returns how many jobs were cancelled."""
     with transaction.atomic():
-        # The claim: a pass in progress finishes (or has not started) before the Stop lands.
+        # The dispatch lock: a pass in progress finishes (or has not started) before the Stop
+        # lands.
         dispatch = Dispatch.objects.select_for_update().filter(ladder=ladder).first()
         if dispatch is None or dispatch.status != DispatchStatus.RUNNING:
             raise Conflict("This ladder has no running dispatch to stop.")
@@ -313,7 +321,7 @@ def stop_dispatch(*, ladder: Ladder, cancel_running: bool = False) -> int:
         return cancelled
 
 
-def retry_climber(*, ladder: Ladder, key: str, run_pass: bool = True) -> None:
+def retry_climber(*, ladder: Ladder, combination_key: str, run_pass: bool = True) -> None:
     with transaction.atomic():
         dispatch = Dispatch.objects.select_for_update().filter(ladder=ladder).first()
         if dispatch is None or dispatch.status != DispatchStatus.RUNNING:
@@ -322,7 +330,7 @@ def retry_climber(*, ladder: Ladder, key: str, run_pass: bool = True) -> None:
         [loaded] = evidence.load([dispatch])
         standing = _evaluate(loaded)
         for row, climber in zip(loaded.climbers, standing.climbers, strict=True):
-            if row.key != key:
+            if row.combination_key != combination_key:
                 continue
             if not _retryable(climber, standing, dispatch.snapshot["runsInFlightLimit"]):
                 raise Conflict(
@@ -336,7 +344,9 @@ def retry_climber(*, ladder: Ladder, key: str, run_pass: bool = True) -> None:
             tasking.enqueue(launch_pass, ladder.pk)
             break
         else:
-            raise ValidationError({"climber": [f"The dispatch has no climber with key {key!r}."]})
+            raise ValidationError(
+                {"climber": [f"The dispatch has no climber with key {combination_key!r}."]}
+            )
     if run_pass:
         launch_pass_now(ladder.pk)
 
@@ -392,8 +402,8 @@ def run_launch_pass(*, ladder_id: int) -> PassReport | None:
     """Record every verdict the gate can now decide, then launch what each climber's current
     rung is missing, up to the dispatch's limit, in its climb order."""
     with transaction.atomic():
-        # The claim: one pass at a time per ladder, and never beside a Stop, Retry or Run (which
-        # hold the row exclusively); pushes only share it, so they go on beside a pass.
+        # The dispatch lock: one pass at a time per ladder, and never beside a Stop, Retry or Run
+        # (which hold the row exclusively); pushes only share it, so they go on beside a pass.
         dispatch = (
             Dispatch.objects.select_for_update(of=("self",), no_key=True)
             .select_related("ladder")
@@ -460,8 +470,8 @@ def _record(dispatch, loaded, standing) -> None:
     changed, pinned = [], []
     for row, climber in zip(loaded.climbers, standing.climbers, strict=True):
         if climber.pin_now:
-            row.cell = climber.cell.as_json()
-            row.pinned_key = climber.cell.key
+            row.combination_cell = climber.combination_cell.as_json()
+            row.pinned_key = climber.combination_cell.key
             pinned.append(row)
         if climber.new_verdicts:
             row.verdicts = {**row.verdicts, **climber.new_verdicts}
@@ -476,18 +486,24 @@ def _record(dispatch, loaded, standing) -> None:
 def _write_climbers(climbers: list[DispatchClimber]) -> None:
     """One UPDATE for every changed climber, however many decisions the pass recorded."""
     if connection.vendor != "postgresql":
-        DispatchClimber.objects.bulk_update(climbers, ["cell", "pinned_key", "verdicts"])
+        DispatchClimber.objects.bulk_update(
+            climbers, ["combination_cell", "pinned_key", "verdicts"]
+        )
         return
     with connection.cursor() as cursor:
         cursor.execute(
             f"UPDATE {DispatchClimber._meta.db_table} AS c"  # noqa: S608 - a model's table name
-            " SET cell = v.cell, pinned_key = v.pinned_key, verdicts = v.verdicts"
+            " SET combination_cell = v.combination_cell, pinned_key = v.pinned_key,"
+            " verdicts = v.verdicts"
             " FROM unnest(%s::bigint[], %s::jsonb[], %s::text[], %s::jsonb[])"
-            " AS v(id, cell, pinned_key, verdicts)"
+            " AS v(id, combination_cell, pinned_key, verdicts)"
             " WHERE c.id = v.id",
             [
                 [c.pk for c in climbers],
-                [None if c.cell is None else Jsonb(c.cell) for c in climbers],
+                [
+                    None if c.combination_cell is None else Jsonb(c.combination_cell)
+                    for c in climbers
+                ],
                 [c.pinned_key for c in climbers],
                 [Jsonb(c.verdicts) for c in climbers],
             ],
@@ -546,20 +562,20 @@ def _launch(dispatch, loaded, standing, cancelled: int) -> list[Job]:
     cells = {}
     for _, _, climber, _ in candidates:
         rung = rungs[climber.current_rung]
-        cells[cell_key(rung.pin, climber.cell)] = rung.target
+        cells[cell_key(rung.pin, climber.combination_cell)] = rung.target
     _lock_cells(sorted(cells))
     free = _room_in_cells(cells)
     jobs = []
     for _, _, climber, row in candidates:
         rung = rungs[climber.current_rung]
-        key = cell_key(rung.pin, climber.cell)
+        key = cell_key(rung.pin, climber.combination_cell)
         count = min(climber.missing, free[key], room - len(jobs))
         jobs.extend(
             new_job(
                 owner=dispatch.ladder.owner,
                 pin=rung.pin,
                 combination=row.combination,
-                cell=climber.cell,
+                combination_cell=climber.combination_cell,
                 origin=dispatch.origin_for(rung.id),
                 retry_count=snapshot["retryCount"],
             )

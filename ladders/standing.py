@@ -58,7 +58,7 @@ class Failure:
 
 @dataclass(slots=True)
 class ClimberInput:
-    key: str
+    combination_key: str
     label: str
     pinned: CombinationCell | None
     live: CombinationCell | None
@@ -103,10 +103,10 @@ class SlotStanding:
 
 @dataclass(slots=True)
 class ClimberStanding:
-    key: str
+    combination_key: str
     label: str
     status: str
-    cell: CombinationCell | None
+    combination_cell: CombinationCell | None
     pin_now: bool = False
     blocked_reason: str | None = None
     problem: str | None = None
@@ -205,7 +205,11 @@ def _resolve(climber: ClimberInput, held: set[str]):
 
 def _climb(climber, cell, pin_now, problem, *, rungs, gate, evidence) -> ClimberStanding:
     standing = ClimberStanding(
-        key=climber.key, label=climber.label, status=COMPLETED, cell=cell, pin_now=pin_now
+        combination_key=climber.combination_key,
+        label=climber.label,
+        status=COMPLETED,
+        combination_cell=cell,
+        pin_now=pin_now,
     )
     if cell is None:
         standing.status = BLOCKED

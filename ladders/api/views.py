@@ -181,7 +181,7 @@ class LadderViewSet(viewsets.GenericViewSet):
         ladder = self.owned()
         body = s.RetrySerializer(data=request.data)
         body.is_valid(raise_exception=True)
-        services.retry_climber(ladder=ladder, key=body.validated_data["climber"])
+        services.retry_climber(ladder=ladder, combination_key=body.validated_data["climber"])
         return progress_response(request, shared_progress.read(Ladder.objects.get(pk=ladder.pk)))
 
     @extend_schema(

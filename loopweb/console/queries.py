@@ -62,7 +62,7 @@ def declared_climbers(ladder: Ladder) -> list[dict]:
 
 def climber_label(dispatch: Dispatch, key: str) -> str:
     climber = (
-        DispatchClimber.objects.filter(dispatch=dispatch, key=key)
+        DispatchClimber.objects.filter(dispatch=dispatch, combination_key=key)
         .select_related("combination")
         .first()
     )

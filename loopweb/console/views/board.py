@@ -168,7 +168,7 @@ def retry(request, pk: int):
     ladder = controlled_ladder(request.user, pk)
     key = request.POST.get("climber", "")
     try:
-        services.retry_climber(ladder=ladder, key=key)
+        services.retry_climber(ladder=ladder, combination_key=key)
     except Conflict as exc:
         messages.error(request, exc.detail)
     except ValidationError as exc:

@@ -64,7 +64,8 @@ class Rating(models.TextChoices):
 
 
 class CellFields(models.Model):
-    """The coverage cell a job or run belongs to: a case pin and a combination cell."""
+    """The coverage cell a job or run belongs to: a case pin and a combination cell, and the
+    coverage cell's key. The API shows ``combination_cell`` as ``cell``."""
 
     case = models.CharField(max_length=100)
     version = models.CharField(max_length=64)
@@ -73,7 +74,7 @@ class CellFields(models.Model):
     combination = models.ForeignKey(
         "runs.Combination", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
-    cell = models.JSONField(default=dict)
+    combination_cell = models.JSONField(default=dict)
     cell_key = models.CharField(max_length=700)
 
     class Meta:
