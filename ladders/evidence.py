@@ -15,15 +15,26 @@ from collections import defaultdict
 from dataclasses import dataclass
 
 from django.db import connection
-from django.db.models import Count, F, Max, Q, Window
+from django.db.models import Count, F, Max, Q, QuerySet, Window
 from django.db.models.functions import RowNumber
 
+from ladders import origins
 from ladders.gate import Gate
 from ladders.models import Dispatch, DispatchCell, DispatchClimber
 from ladders.standing import ClimberInput, Evidence, Failure, RungSnap, SlotRun
 from loopweb.runs.cells import CasePin, CombinationCell, cell_key
-from loopweb.runs.models import IN_FLIGHT, Job, JobStatus, Outcome, Run
+from loopweb.runs.models import IN_FLIGHT, NOT_STARTED, Job, JobStatus, Outcome, Run
 from loopweb.runs.resolve import CatalogView, Unresolvable, combination_cell, launch_problem
+
+
+def stop_cancels(ladder_id: int, *, cancel_running: bool) -> QuerySet[Job]:
+    """The jobs a Stop of the ladder cancels: those its dispatches launched (found by their
+    origin) that no driver has handed to a host yet, and with ``cancel_running`` (Stop and cancel
+    running) those under way too. A job of an earlier dispatch of the ladder is among them."""
+    statuses = IN_FLIGHT if cancel_running else NOT_STARTED
+    return Job.objects.filter(
+        origin__startswith=origins.ladder_prefix(ladder_id), status__in=statuses
+    )
 
 
 @dataclass(slots=True)

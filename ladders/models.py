@@ -3,6 +3,8 @@ import secrets
 from django.conf import settings
 from django.db import models
 
+from ladders import origins, statuses
+
 
 def mint_rung_id() -> str:
     return f"r_{secrets.token_hex(8)}"
@@ -99,9 +101,9 @@ class LadderCombination(models.Model):
 
 
 class DispatchStatus(models.TextChoices):
-    RUNNING = "running"
-    FINISHED = "finished"
-    STOPPED = "stopped"
+    RUNNING = statuses.RUNNING
+    FINISHED = statuses.FINISHED
+    STOPPED = statuses.STOPPED
 
 
 class Dispatch(models.Model):
@@ -126,10 +128,10 @@ class Dispatch(models.Model):
 
     @property
     def origin_prefix(self) -> str:
-        return f"ladder:{self.ladder_id}/{self.dispatch_id}/"
+        return origins.dispatch_prefix(self.ladder_id, self.dispatch_id)
 
     def origin_for(self, rung_id: str) -> str:
-        return f"{self.origin_prefix}{rung_id}"
+        return origins.origin(self.ladder_id, self.dispatch_id, rung_id)
 
 
 class DispatchClimber(models.Model):

@@ -9,8 +9,8 @@ from django.db.models import Count, OuterRef, Q, Subquery
 
 from ladders import evidence, progress
 from ladders.models import Dispatch, DispatchClimber, DispatchStatus, Ladder
-from ladders.progress import NEEDS_ATTENTION, NOT_RUN_YET, rung_json, stale_versions
-from ladders.standing import SLOT_STATUSES
+from ladders.progress import rung_json, stale_versions
+from ladders.statuses import NEEDS_ATTENTION, NOT_RUN_YET, SLOT_STATUSES
 from loopweb.runs.models import Run
 
 __all__ = [

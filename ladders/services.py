@@ -30,7 +30,8 @@ from ladders.models import (
     mint_dispatch_id,
     mint_rung_id,
 )
-from ladders.standing import BLOCKED, FAILING, RUNNING, UNLAUNCHABLE, evaluate
+from ladders.standing import evaluate
+from ladders.statuses import BLOCKED, RETRYABLE_REASONS, RUNNING
 from ladders.tasks import launch_pass, requeue_interrupted
 from loopweb import tasking
 from loopweb.runs import changes
@@ -310,10 +311,7 @@ def stop_dispatch(*, ladder: Ladder, cancel_running: bool = False) -> int:
         dispatch.status = DispatchStatus.STOPPED
         dispatch.ended_at = timezone.now()
         dispatch.save(update_fields=["status", "ended_at"])
-        statuses = IN_FLIGHT if cancel_running else NOT_STARTED
-        jobs = lock_to_cancel(
-            Job.objects.filter(origin__startswith=f"ladder:{ladder.pk}/", status__in=statuses)
-        )
+        jobs = lock_to_cancel(evidence.stop_cancels(ladder.pk, cancel_running=cancel_running))
         cancelled = mark_canceled(jobs)
         # The standing at the moment of the Stop is the dispatch's final one.
         [loaded] = evidence.load([dispatch])
@@ -353,7 +351,7 @@ def retry_climber(*, ladder: Ladder, combination_key: str, run_pass: bool = True
 
 def _retryable(climber, standing, limit: int) -> bool:
     if climber.status == BLOCKED:
-        return climber.blocked_reason in (FAILING, UNLAUNCHABLE)
+        return climber.blocked_reason in RETRYABLE_REASONS
     # Fixing an unlaunchable climber's configuration or catalog entry makes it read running at
     # once, yet nothing launches it until a pass runs: its Retry is that pass. Only such a
     # climber reads running with runs missing, none in flight and room under the limit.

@@ -10,23 +10,23 @@ from datetime import datetime
 from typing import NamedTuple
 
 from ladders.gate import Gate, Tally, Verdict, decide, tally
+from ladders.statuses import (
+    BLOCKED,
+    COMPLETED,
+    FAILED,
+    FAILING,
+    PASSED,
+    PENDING,
+    RUNNING,
+    SKIPPED,
+    SLOT_STATUSES,
+    UNLAUNCHABLE,
+    UNRATED,
+)
 from loopweb.runs.cells import CasePin, CombinationCell, joined_cell_key
-
-RUNNING = "running"
-BLOCKED = "blocked"
-FAILED = "failed"
-COMPLETED = "completed"
-PASSED = "passed"
-PENDING = "pending"
-SKIPPED = "skipped"
-SLOT_STATUSES = (RUNNING, BLOCKED, PASSED, FAILED, PENDING, SKIPPED)
 
 PASSED_VERDICT, FAILED_VERDICT = Verdict.PASSED.value, Verdict.FAILED.value
 NO_RUNS: list = []
-
-UNLAUNCHABLE = "unlaunchable"
-FAILING = "failing"
-UNRATED = "unrated"
 
 
 @dataclass(frozen=True, slots=True)

@@ -6,7 +6,7 @@ of them never wait on each other in opposite orders.
 """
 
 import functools
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -55,16 +55,23 @@ def new_job(
     """An unsaved queued job of a cell; callers save it or bulk-create many."""
     return Job(
         owner=owner,
-        case=pin.case,
-        version=pin.version,
-        variant=pin.variant,
-        engine=pin.engine,
-        combination=combination,
-        combination_cell=combination_cell.as_json(),
-        cell_key=cell_key(pin, combination_cell),
+        **cell_fields(pin, combination, combination_cell),
         origin=origin,
         retry_count=min(max(retry_count, 0), 10),
     )
+
+
+def cell_fields(pin: CasePin, combination: Combination, combination_cell: CombinationCell) -> dict:
+    """The fields naming the coverage cell of a pin and a combination, for a new job or run."""
+    return {
+        "case": pin.case,
+        "version": pin.version,
+        "variant": pin.variant,
+        "engine": pin.engine,
+        "combination": combination,
+        "combination_cell": combination_cell.as_json(),
+        "cell_key": cell_key(pin, combination_cell),
+    }
 
 
 def launch_by_hand(*, owner, pin: CasePin, combination: Combination, retry_count: int = 1) -> Job:
@@ -298,7 +305,7 @@ def is_retried(job: Job, outcome: str) -> bool:
     return outcome in RETRYABLE_OUTCOMES and job.attempt <= job.retry_count
 
 
-def end_attempt(job: Job, *, outcome: str, run: Run | None = None, detail: str = "") -> Job | None:
+def end_attempt(job: Job, *, outcome: str, detail: str = "") -> Job | None:
     """Make a locked, in-flight attempt terminal; enqueue its automatic retry first.
 
     The retry is created and stamped on the attempt before the attempt becomes terminal, in the
@@ -310,13 +317,7 @@ def end_attempt(job: Job, *, outcome: str, run: Run | None = None, detail: str =
     if is_retried(job, outcome):
         retry = Job.objects.create(
             owner_id=job.owner_id,
-            case=job.case,
-            version=job.version,
-            variant=job.variant,
-            engine=job.engine,
-            combination_id=job.combination_id,
-            combination_cell=job.combination_cell,
-            cell_key=job.cell_key,
+            **job.cell_fields(),
             origin=job.origin,
             retry_count=job.retry_count,
             attempt=job.attempt + 1,
@@ -439,17 +440,7 @@ def push_run(
                 # A retry cancelled before it started ran after all: the attempt it retries was
                 # retried, and its run is left out in favour of this one.
                 Run.objects.filter(job__retry=job, counted=True).update(counted=False)
-            run = Run(
-                job=job,
-                owner_id=job.owner_id,
-                case=job.case,
-                version=job.version,
-                variant=job.variant,
-                engine=job.engine,
-                combination_id=job.combination_id,
-                combination_cell=job.combination_cell,
-                cell_key=job.cell_key,
-            )
+            run = Run(job=job, owner_id=job.owner_id, **job.cell_fields())
         else:
             catalog = CatalogView.load([combination])
             try:
@@ -457,16 +448,7 @@ def push_run(
             except Unresolvable as exc:
                 raise ValidationError({"combination": [str(exc)]}) from exc
             job = None
-            run = Run(
-                owner=pushed_by,
-                case=pin.case,
-                version=pin.version,
-                variant=pin.variant,
-                engine=pin.engine,
-                combination=combination,
-                combination_cell=cell.as_json(),
-                cell_key=cell_key(pin, cell),
-            )
+            run = Run(owner=pushed_by, **cell_fields(pin, combination, cell))
         run.pushed_by = pushed_by
         _fill(run, outcome, record, finished_at, commit, merge_artifact)
         ends_attempt = job is not None and job.in_flight
@@ -475,7 +457,7 @@ def push_run(
         hooks.run_pushing.send(sender=Run, run=run, payload=payload or {})
         run.save()
         if ends_attempt:
-            retry = end_attempt(job, outcome=outcome, run=run)
+            retry = end_attempt(job, outcome=outcome)
             if retry is not None and retry.status == JobStatus.CANCELED:
                 run.counted = outcome not in NEVER_COUNTED  # its retry never ran
         changes.touch([run.cell_key])
@@ -541,7 +523,3 @@ def review_run(
         changes.touch([run.cell_key])
         hooks.run_reviewed.send(sender=Review, review=review)
     return review
-
-
-def cell_keys_of(jobs: Iterable[Job]) -> set[str]:
-    return {job.cell_key for job in jobs}
