@@ -8,7 +8,8 @@ from django.core.paginator import Paginator
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_http_methods, require_POST, require_safe
 
-from loopweb.console.access import can_create, signed_in
+from ladders.access import creates_ladders
+from loopweb.console.access import signed_in
 from loopweb.runs.api.errors import flatten
 from loopweb.webhooks import selectors, services
 from loopweb.webhooks.events import EVENTS
@@ -59,8 +60,13 @@ def _owned(request, pk: int) -> Subscription:
     return get_object_or_404(selectors.subscriptions_for(request.user), pk=pk)
 
 
+def may_register(user) -> bool:
+    """Webhooks announce their owner's ladders and proposals: whoever may own them registers."""
+    return creates_ladders(user)
+
+
 def _may_register(user) -> None:
-    if not can_create(user):
+    if not may_register(user):
         raise PermissionDenied("Only owners register webhooks.")
 
 
@@ -86,7 +92,7 @@ def webhook_list(request):
         {
             "page": page,
             "form": form,
-            "may_register": can_create(request.user),
+            "may_register": may_register(request.user),
             "nav": "webhooks",
         },
         status=400 if form["errors"] else 200,

@@ -6,6 +6,7 @@ the announcement carries; every builder returns ``(data, text)``.
 from django.conf import settings
 from django.urls import reverse
 
+from ladders import statuses
 from loopweb.webhooks import events as e
 
 #: A payload lists at most this many climbers; ``climbersOmitted`` says how many more there were.
@@ -77,7 +78,9 @@ def dispatch_started(ladder, dispatch, by, previous, climbers: int) -> tuple[dic
 
 def _reached(slots: list[dict]) -> int:
     """The highest rung passed (1-based), 0 for none."""
-    return max((i + 1 for i, slot in enumerate(slots) if slot["status"] == "passed"), default=0)
+    return max(
+        (i + 1 for i, slot in enumerate(slots) if slot["status"] == statuses.PASSED), default=0
+    )
 
 
 def final_climbers(final) -> list[dict]:
@@ -96,7 +99,7 @@ def final_climbers(final) -> list[dict]:
 def dispatch_ended(ladder, dispatch, final, by, cancel_running, cancelled) -> tuple[str, dict, str]:
     ladder = ladder_part(ladder)
     climbers = final_climbers(final)
-    stopped = dispatch.status == "stopped"
+    stopped = dispatch.status == statuses.STOPPED
     data = {
         "ladder": ladder,
         "dispatch": dispatch_part(dispatch),
@@ -129,21 +132,14 @@ def dispatch_ended(ladder, dispatch, final, by, cancel_running, cancelled) -> tu
     return e.DISPATCH_FINISHED, data, text
 
 
-REASONS = {
-    "failing": "its rung failed to produce a counted run with its retries used up",
-    "unlaunchable": "it cannot be launched",
-    "unrated": "its runs are completed but unrated",
-}
-
-
 def blocked_climber(row, standing, rungs: list[dict], failure: dict | None) -> dict:
     """A blocked climber: its reason, the rung it is stuck on and, when failing, the failure."""
-    rung_id = next((s.rung for s in standing.slots if s.status == "blocked"), None)
+    rung_id = next((s.rung for s in standing.slots if s.status == statuses.BLOCKED), None)
     rung_id = rung_id or standing.current_rung
     number = next((i + 1 for i, r in enumerate(rungs) if r["id"] == rung_id), None)
     rung = rungs[number - 1] if number else None
     return {
-        "key": row.key,
+        "key": row.combination_key,
         "label": standing.label,
         "reason": standing.blocked_reason,
         "problem": standing.problem,

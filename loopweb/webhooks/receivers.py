@@ -5,6 +5,7 @@ else."""
 
 from django.db.models import F
 
+from ladders import origins, statuses
 from ladders.models import DispatchClimber, Ladder
 from loopweb.runs.models import Job, JobStatus
 from loopweb.webhooks import events as e
@@ -52,7 +53,7 @@ def climbers_blocked(sender, dispatch, climbers, **kwargs) -> None:
     failures = _failures(dispatch, climbers)
     blocked = []
     for row, standing in climbers:
-        slot = next((s for s in standing.slots if s.status == "blocked"), None)
+        slot = next((s for s in standing.slots if s.status == statuses.BLOCKED), None)
         failure = failures.get((slot.rung, slot.cell_key)) if slot is not None else None
         blocked.append(payloads.blocked_climber(row, standing, rungs, failure))
     news = [
@@ -75,9 +76,9 @@ def _failures(dispatch, climbers) -> dict[tuple[str, str], dict]:
     slots = {
         (slot.rung, slot.cell_key)
         for _, standing in climbers
-        if standing.blocked_reason == "failing"
+        if standing.blocked_reason == statuses.FAILING
         for slot in standing.slots
-        if slot.status == "blocked" and slot.cell_key
+        if slot.status == statuses.BLOCKED and slot.cell_key
     }
     if not slots:
         return {}
@@ -88,12 +89,11 @@ def _failures(dispatch, climbers) -> dict[tuple[str, str], dict]:
             status=JobStatus.FAILED,
             retry__isnull=True,
         )
-        .order_by("finished_at", "id")
+        .order_by("finished_at", "id")  # the last of a slot wins below
         .values("id", "origin", "cell_key", "attempt", "failure", "failure_detail", "finished_at")
         .annotate(run_id=F("run__id"))
     )
-    prefix = len(dispatch.origin_prefix)
-    latest = {(job["origin"][prefix:], job["cell_key"]): job for job in jobs}  # the last wins
+    latest = {(origins.parse(job["origin"]).rung_id, job["cell_key"]): job for job in jobs}
     return {slot: payloads.failure_part(job) for slot, job in latest.items() if slot in slots}
 
 

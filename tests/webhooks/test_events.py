@@ -134,7 +134,7 @@ def test_a_second_block_while_the_dispatch_needs_attention_is_a_climber_event_on
     ]
     # Retry unblocks both: the dispatch no longer needs attention, so the next block does.
     for row in DispatchClimber.objects.filter(dispatch__ladder=ladder):
-        ladder_services.retry_climber(ladder=ladder, key=row.key, by=owner)
+        ladder_services.retry_climber(ladder=ladder, combination_key=row.combination_key, by=owner)
     run_tasks()
     fail(driver, claim_all(driver)[0], "infrastructure")
     run_tasks()
