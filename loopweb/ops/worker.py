@@ -45,6 +45,7 @@ from loopweb.ops.recovery import host_key, recover
 log = logging.getLogger("loopweb.ops")
 
 HEARTBEAT_SECONDS = 5.0
+DELIVERIES_POLL = 1.0
 
 
 class DatabaseLost(Exception):  # noqa: N818 - it names what happened
@@ -177,12 +178,16 @@ class Chores(threading.Thread):
 
 
 class Deliveries(threading.Thread):
-    """The ``webhooks`` queue, beside the main one: an attempt waits on someone else's server."""
+    """The ``webhooks`` queue, beside the main one: an attempt waits on someone else's server.
+    It looks for work at most once a second (``DELIVERIES_POLL``): a webhook a second late is
+    on time, and on SQLite every look takes the database's write lock."""
 
     def __init__(self, worker_id: str, stop: threading.Event, interval: float):
         super().__init__(name="webhooks", daemon=True)
         self.stop = stop
-        self.queue = TaskWorker.of("webhooks", worker_id=worker_id, interval=interval)
+        self.queue = TaskWorker.of(
+            "webhooks", worker_id=worker_id, interval=max(interval, DELIVERIES_POLL)
+        )
 
     def run(self) -> None:
         while self.queue.running and not self.stop.is_set():
