@@ -85,6 +85,7 @@ INSTALLED_APPS = [
     "evalsets",
     "ladders",
     "loopweb.console",
+    "loopweb.history",
     "loopweb.ops",
 ]
 
