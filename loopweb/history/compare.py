@@ -25,15 +25,26 @@ def _side(climber: dict | None) -> dict | None:
     return None if climber is None else {"reached": climber["reached"], "status": climber["status"]}
 
 
+def _pins(record: DispatchRecord):
+    """Each rung's pin, with how many times the pin came before it."""
+    seen: dict[tuple, int] = {}
+    for r in record.snapshot["rungs"]:
+        pin = (r["case"], r["version"], r["variant"], r.get("engine"))
+        seen[pin] = seen.get(pin, -1) + 1
+        yield (*pin, seen[pin])
+
+
 def compare(a: DispatchRecord, b: DispatchRecord) -> dict:
     """``b`` against ``a``: up means ``b`` climbed higher. Climbers in ``b``'s order, then those
     only ``a`` had. A slot flipped when both climbed its rung (the same rung id) and its status
-    differs, one side at least a verdict (passed or failed)."""
+    differs, one side at least a verdict (passed or failed). Rungs are matched by their pin (an
+    edit that re-adds a rung mints a new id for the same pin), the k-th of a pin named twice
+    with the k-th."""
     in_a = {c["key"]: i for i, c in enumerate(a.climbers)}
     in_b = {c["key"]: i for i, c in enumerate(b.climbers)}
     keys = [c["key"] for c in b.climbers] + [c["key"] for c in a.climbers if c["key"] not in in_b]
-    rungs_a = {r["id"]: j for j, r in enumerate(a.snapshot["rungs"])}
-    rungs_b = [r["id"] for r in b.snapshot["rungs"]]
+    rungs_a = {pin: j for j, pin in enumerate(_pins(a))}
+    rungs_b = list(_pins(b))
     climbers, flipped = [], []
     for key in keys:
         ia, ib = in_a.get(key), in_b.get(key)
@@ -52,12 +63,13 @@ def compare(a: DispatchRecord, b: DispatchRecord) -> dict:
         )
         if ca is None or cb is None:
             continue
-        for jb, rung in enumerate(rungs_b):
-            ja = rungs_a.get(rung)
+        for jb, pin in enumerate(rungs_b):
+            ja = rungs_a.get(pin)
             if ja is None:
                 continue
             sa, sb = a.slots[ia][ja][0], b.slots[ib][jb][0]
             if sa != sb and (sa in VERDICTS or sb in VERDICTS):
+                rung = b.snapshot["rungs"][jb]["id"]
                 flipped.append(
                     {"climber": key, "rung": rung, "rungNumber": jb + 1, "a": sa, "b": sb}
                 )
