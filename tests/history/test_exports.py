@@ -5,9 +5,9 @@ import csv
 import io
 
 from ladders import services
+from ladders.models import Ladder
 from loopweb.history import exports
 from tests.history.helpers import PAID, PAID_BROKEN, compare, history, record
-from ladders.models import Ladder
 from tests.ladders.builders import climbers, config, make_ladder, versions, work
 
 
