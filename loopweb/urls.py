@@ -23,5 +23,6 @@ urlpatterns = [
     path("api/", include("loopweb.runs.api.urls")),
     path("", include("signals_app.console_urls")),
     path("", include("evalsets.console_urls")),
+    path("", include("loopweb.history.console_urls")),
     path("", include("loopweb.console.urls")),
 ]
