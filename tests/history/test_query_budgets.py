@@ -51,37 +51,39 @@ def counted(fn) -> int:
     return len(ctx.captured_queries)
 
 
+def ok(response):
+    assert response.status_code == 200, response.content
+    return response
+
+
+def reads(api, client, ladder) -> dict[str, int]:
+    """The queries of each read of the ladder."""
+    base = f"/api/ladders/{ladder.pk}"
+    [newest, older, *_] = api.get(f"{base}/history").json()["results"]
+    a, b = older["id"], newest["id"]
+    page = f"/ladders/{ladder.pk}"
+    urls = {
+        "history": lambda: api.get(f"{base}/history"),
+        "record": lambda: api.get(f"{base}/history/{b}"),
+        "record csv": lambda: api.get(f"{base}/history/{b}?format=csv"),
+        "compare": lambda: api.get(f"{base}/compare?a={a}&b={b}"),
+        "compare current": lambda: api.get(f"{base}/compare?a={b}&b=current"),
+        "chart": lambda: client.get(f"{page}/standing"),
+        "history page": lambda: client.get(f"{page}/history/"),
+        "compare page": lambda: client.get(f"{page}/compare/"),
+    }
+    return {name: counted(lambda read=read: ok(read())) for name, read in urls.items()}
+
+
 @pytest.fixture
 def measured(owner, owner_api, driver, run_tasks):
     """Queries of each read, for a small and a large ladder."""
-    found = {}
-    for n_climbers, n_rungs in SIZES:
-        ladder = build(owner, driver, run_tasks, n_climbers, n_rungs)
-        base = f"/api/ladders/{ladder.pk}"
-        [newest, older, *_] = owner_api.get(f"{base}/history").json()["results"]
-        client = Browser(owner)
-
-        def ok(response):
-            assert response.status_code == 200, response.content
-            return response
-
-        found[n_climbers] = {
-            "history": counted(lambda: ok(owner_api.get(f"{base}/history"))),
-            "record": counted(lambda: ok(owner_api.get(f"{base}/history/{newest['id']}"))),
-            "record csv": counted(
-                lambda: ok(owner_api.get(f"{base}/history/{newest['id']}?format=csv"))
-            ),
-            "compare": counted(
-                lambda: ok(owner_api.get(f"{base}/compare?a={older['id']}&b={newest['id']}"))
-            ),
-            "compare current": counted(
-                lambda: ok(owner_api.get(f"{base}/compare?a={newest['id']}&b=current"))
-            ),
-            "chart": counted(lambda: ok(client.get(f"/ladders/{ladder.pk}/standing"))),
-            "history page": counted(lambda: ok(client.get(f"/ladders/{ladder.pk}/history/"))),
-            "compare page": counted(lambda: ok(client.get(f"/ladders/{ladder.pk}/compare/"))),
-        }
-    return found
+    return {
+        n_climbers: reads(
+            owner_api, Browser(owner), build(owner, driver, run_tasks, n_climbers, n_rungs)
+        )
+        for n_climbers, n_rungs in SIZES
+    }
 
 
 BUDGETS = {
