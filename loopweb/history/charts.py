@@ -38,6 +38,13 @@ def usd(micros: int | None) -> str:
     return f"${micros / 1_000_000:,.4f}" if micros < 10_000_000 else f"${micros / 1_000_000:,.2f}"
 
 
+def usd_change(micros: int | None) -> str:
+    """A difference in USD, signed."""
+    if micros is None:
+        return "–"
+    return ("+" if micros >= 0 else "−") + usd(abs(micros))
+
+
 def count(n: int | None) -> str:
     if n is None:
         return "–"
@@ -155,7 +162,8 @@ def bar_chart(record: DispatchRecord, sort: str = "height", ident: str = "height
     shown = bars(record, sort)
     rungs = max(1, len(record.snapshot["rungs"]))
     n = max(1, len(shown))
-    column = max(6.0, min(48.0, 760 / n))
+    column = max(6.0, min(96.0, 760 / n))
+    named = n <= 12  # few enough bars to name under them
     width = int(LEFT + RIGHT + column * n)
     height = TOP + PLOT_HEIGHT + BOTTOM
     unit = PLOT_HEIGHT / rungs
@@ -180,9 +188,12 @@ def bar_chart(record: DispatchRecord, sort: str = "height", ident: str = "height
                 f'width="{w:.1f}" height="{unit:.1f}"/>'
             )
         if n <= 40:
+            name = bar.label if named else str(bar.number)
+            room = max(3, int(column / 6))
+            name = name if len(name) <= room else name[: room - 1] + "…"
             parts.append(
                 f'<text class="tick" x="{x + w / 2:.1f}" y="{TOP + PLOT_HEIGHT + 16}" '
-                f'text-anchor="middle">{bar.number}</text>'
+                f'text-anchor="middle">{escape(name)}</text>'
             )
         body.append(
             f'<g class="bar" data-climber="{escape(bar.key)}" data-reached="{bar.reached}">'
@@ -229,7 +240,7 @@ def line_chart(
     shown = lines(records)
     rungs = max([1, *(len(r.snapshot["rungs"]) for r in records)])
     m = max(1, len(records))
-    step_x = max(36.0, min(120.0, 760 / m))
+    step_x = max(36.0, min(160.0, 760 / max(1, m - 1)))
     width = int(LEFT + RIGHT + step_x * max(1, m - 1) + 24)
     height = TOP + PLOT_HEIGHT + BOTTOM
     unit = PLOT_HEIGHT / rungs

@@ -185,12 +185,14 @@ def compare(request, pk: int):
                 **c,
                 "a_cost": charts.cost_text(c["totals"]["a"]) if c["totals"]["a"] else "–",
                 "b_cost": charts.cost_text(c["totals"]["b"]) if c["totals"]["b"] else "–",
-                "usd_difference": (c["totals"]["difference"] or {}).get("usdMicros"),
+                "usd_difference": charts.usd_change(
+                    (c["totals"]["difference"] or {}).get("usdMicros")
+                ),
             }
             for c in result["climbers"]
         ]
         difference = result["totals"]["difference"]
         context["total_a"] = charts.cost_text(result["totals"]["a"])
         context["total_b"] = charts.cost_text(result["totals"]["b"])
-        context["usd_difference"] = difference["usdMicros"]
+        context["usd_difference"] = charts.usd_change(difference["usdMicros"])
     return render(request, "history/compare.html", context, status=status)

@@ -59,36 +59,38 @@ def standing_csv(record: DispatchRecord | None) -> str:
     """A record (or the live standing, ``record_id`` empty) as one row per rung slot; a ladder
     never run is the header alone. An empty tally or cost cell: the slot was never reached, or
     its cell had no run."""
-    rows = []
-    if record is not None:
-        rungs = record.snapshot["rungs"]
-        for climber, slots in zip(record.climbers, record.slots, strict=True):
-            for number, (rung, (status, tally, totals)) in enumerate(
-                zip(rungs, slots, strict=True), start=1
-            ):
-                rows.append(
-                    [
-                        record.pk,
-                        record.dispatch_id,
-                        record.status,
-                        climber["key"],
-                        climber["label"],
-                        climber["status"],
-                        climber.get("blockedReason"),
-                        climber["reached"],
-                        number,
-                        rung["id"],
-                        rung["case"],
-                        rung["version"],
-                        rung["variant"],
-                        rung.get("engine"),
-                        status,
-                        status if status in VERDICTS else None,
-                        *(tally or [None] * len(TALLY)),
-                        *(totals or [None] * len(costs.NAMES)),
-                    ]
-                )
-    return _text(rows, STANDING_COLUMNS)
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\r\n")
+    writer.writerow(STANDING_COLUMNS)
+    if record is None:
+        return out.getvalue()
+    no_tally, no_totals = [""] * len(TALLY), [""] * len(costs.NAMES)
+    head = [record.pk, record.dispatch_id, record.status]
+    rungs = [
+        [n, r["id"], r["case"], r["version"], r["variant"], r.get("engine") or ""]
+        for n, r in enumerate(record.snapshot["rungs"], start=1)
+    ]
+    for climber, slots in zip(record.climbers, record.slots, strict=True):
+        who = [
+            *head,
+            climber["key"],
+            climber["label"],
+            climber["status"],
+            climber.get("blockedReason") or "",
+            climber["reached"],
+        ]
+        writer.writerows(
+            [
+                *who,
+                *rung,
+                status,
+                status if status in VERDICTS else "",
+                *(tally or no_tally),
+                *(totals or no_totals),
+            ]
+            for rung, (status, tally, totals) in zip(rungs, slots, strict=True)
+        )
+    return out.getvalue()
 
 
 def _totals(totals: dict | None) -> list:
