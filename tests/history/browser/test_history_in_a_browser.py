@@ -38,7 +38,7 @@ def test_run_edit_run_again_then_compare_and_see_the_chart_change(open_page, own
     # First Run: m1 fails rung 1, m2 climbs both.
     page.get_by_role("button", name="Run", exact=True).click()
     expect(page.locator("#ladder-status")).to_have_text("Running")
-    work(driver, run_queued_tasks, lambda job: PAID_BROKEN if job.combination.model == "m1" else PAID)
+    work(driver, run_queued_tasks, lambda j: PAID_BROKEN if j.combination.model == "m1" else PAID)
     expect(page.locator("#ladder-status")).to_have_text("Finished")
     # The standing refreshes itself until the dispatch has ended.
     expect(bar(page, "board-height-chart", "m1")).to_have_attribute("data-reached", "0")
@@ -72,7 +72,8 @@ def test_run_edit_run_again_then_compare_and_see_the_chart_change(open_page, own
     expect(page.locator("#record-chart-title")).to_contain_text(f"Record #{older}")
     expect(bar(page, "record-height-chart", "m1")).to_have_attribute("data-reached", "0")
     page.locator("#lines-table").locator("..").locator("summary").click()
-    expect(page.locator('#lines-table tr[data-climber="aider|m1|acme"] td')).to_have_text(["0", "2"])
+    heights = page.locator('#lines-table tr[data-climber="aider|m1|acme"] td')
+    expect(heights).to_have_text(["0", "2"])
 
     # Compare the two: m1 went up, rung 1 flipped, m2 stayed.
     page.locator("#compare-submit").click()
@@ -83,9 +84,7 @@ def test_run_edit_run_again_then_compare_and_see_the_chart_change(open_page, own
     expect(page.locator('#compare-table tr[data-climber="aider|m2|acme"]')).to_have_attribute(
         "data-change", "same"
     )
-    expect(page.locator("#change-counts")).to_have_text(
-        "1 up · 0 down · 1 same · 0 new · 0 gone"
-    )
+    expect(page.locator("#change-counts")).to_have_text("1 up · 0 down · 1 same · 0 new · 0 gone")
     expect(page.locator("#flipped")).to_contain_text("on rung 1: failed → passed")
     shot(page, "4-compare")
 
