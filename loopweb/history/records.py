@@ -201,10 +201,8 @@ def summary_json(record: DispatchRecord) -> dict:
         "slotCounts": record.slot_counts,
         "runs": record.runs,
         "totals": record.totals,
-        "climbers": [
-            {k: c[k] for k in ("key", "label", "reached", "status", "totals")}
-            for c in record.climbers
-        ],
+        # As stored: key, label, reached, status, blockedReason, currentRung, totals.
+        "climbers": record.climbers,
     }
 
 
