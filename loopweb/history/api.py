@@ -59,7 +59,8 @@ class Exported(APIView):
 
 class HistoryView(GenericAPIView):
     @extend_schema(
-        responses=OpenApiResponse(description="The ladder's dispatch records, newest first.")
+        operation_id="ladders_history_list",
+        responses=OpenApiResponse(description="The ladder's dispatch records, newest first."),
     )
     def get(self, request, pk: int):
         ladder = get_object_or_404(ladders_for(request.user), pk=pk)
@@ -68,7 +69,7 @@ class HistoryView(GenericAPIView):
 
 
 class RecordView(Exported):
-    @extend_schema(parameters=[FORMAT], responses={200: CSV})
+    @extend_schema(operation_id="ladders_history_record", parameters=[FORMAT], responses={200: CSV})
     def get(self, request, pk: int, record_id: int):
         ladder = self.ladder()
         record = selectors.record_of(ladder, record_id)
@@ -82,6 +83,7 @@ class RecordView(Exported):
 
 class CompareView(Exported):
     @extend_schema(
+        operation_id="ladders_compare",
         parameters=[
             OpenApiParameter("a", str, required=True, description="A record id or current."),
             OpenApiParameter("b", str, required=True, description="A record id or current."),
