@@ -13,13 +13,18 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from ladders.api.views import LadderViewSet
+from ladders.models import Ladder
 from ladders.selectors import ladders_for
-from loopweb.history import exports, records, selectors
+from loopweb.history import exports, records, schema, selectors
 
 FORMAT = OpenApiParameter(
     "format", str, enum=["json", "csv"], description="csv: the same content as CSV."
 )
-CSV = OpenApiResponse(OpenApiTypes.STR, description="As JSON, or as CSV (docs/exports.md).")
+CSV = OpenApiResponse(OpenApiTypes.STR, description="The same content as CSV (docs/exports.md).")
+
+
+def json_or_csv(serializer) -> dict:
+    return {(200, "application/json"): serializer, (200, "text/csv"): CSV}
 
 
 class CSVRenderer(BaseRenderer):
@@ -58,9 +63,11 @@ class Exported(APIView):
 
 
 class HistoryView(GenericAPIView):
+    queryset = Ladder.objects.none()  # the path's id is a ladder's (for the schema)
+
     @extend_schema(
         operation_id="ladders_history_list",
-        responses=OpenApiResponse(description="The ladder's dispatch records, newest first."),
+        responses=schema.RecordSummarySerializer(many=True),
     )
     def get(self, request, pk: int):
         ladder = get_object_or_404(ladders_for(request.user), pk=pk)
@@ -69,7 +76,11 @@ class HistoryView(GenericAPIView):
 
 
 class RecordView(Exported):
-    @extend_schema(operation_id="ladders_history_record", parameters=[FORMAT], responses={200: CSV})
+    @extend_schema(
+        operation_id="ladders_history_record",
+        parameters=[FORMAT],
+        responses=json_or_csv(schema.RecordSerializer),
+    )
     def get(self, request, pk: int, record_id: int):
         ladder = self.ladder()
         record = selectors.record_of(ladder, record_id)
@@ -89,7 +100,7 @@ class CompareView(Exported):
             OpenApiParameter("b", str, required=True, description="A record id or current."),
             FORMAT,
         ],
-        responses={200: CSV},
+        responses=json_or_csv(schema.CompareSerializer),
     )
     def get(self, request, pk: int):
         ladder = self.ladder()

@@ -5,12 +5,13 @@ board's section refreshes itself while its dispatch runs, and reads fine without
 from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.core.paginator import Paginator
+from django.http import HttpResponse
 from django.shortcuts import render
 from django.views.decorators.http import require_safe
 
 from ladders.models import Dispatch, DispatchStatus
 from loopweb.console.access import signed_in, viewable_ladder
-from loopweb.console.presenters import status_label
+from loopweb.console.presenters import status_label, version_of
 from loopweb.history import charts, records, selectors
 from loopweb.history.models import Action
 
@@ -42,11 +43,12 @@ def activity_rows(ladder) -> list[dict]:
     return [
         {
             "at": a.at,
-            "who": a.by_name or "the engine",
+            "who": a.by_name or "a script",
             "what": ACTIONS.get(a.action, a.action),
             "detail": a.detail,
             "dispatch": a.dispatch_id,
             "action": a.action,
+            "id": a.pk,
         }
         for a in selectors.activity_of(ladder)
     ]
@@ -72,28 +74,35 @@ def chart_context(record, sort: str, ident: str, *, keep: str = "", anchor: str 
 
 
 def standing_context(request, ladder) -> dict:
-    """What the board's standing section shows: the latest dispatch's heights and cost."""
+    """What the board's standing section shows: the latest dispatch's heights and cost, and
+    the ladder's activity. ``version`` names what it shows."""
     dispatch = Dispatch.objects.filter(ladder=ladder).first()
-    context = {"ladder": ladder, "activity": activity_rows(ladder), "dispatch": dispatch}
-    if dispatch is None:
-        return context
-    record = records.live(dispatch)
-    live = dispatch.status == DispatchStatus.RUNNING
-    context.update(
-        record=record,
-        live=live,
-        refresh_ms=refresh_ms(),
-        chart=chart_context(record, sort_of(request), "board-height-chart", anchor="standing"),
-    )
+    activity = activity_rows(ladder)
+    context = {"ladder": ladder, "activity": activity, "dispatch": dispatch}
+    shown = [[a["id"] for a in activity]]
+    if dispatch is not None:
+        record = records.live(dispatch)
+        context.update(
+            record=record,
+            live=dispatch.status == DispatchStatus.RUNNING,
+            refresh_ms=refresh_ms(),
+            chart=chart_context(record, sort_of(request), "board-height-chart", anchor="standing"),
+        )
+        shown += [record.dispatch_id, record.status, record.climbers, record.totals]
+    context["version"] = version_of(*shown)
     return context
 
 
 @signed_in
 @require_safe
 def board_standing(request, pk: int):
-    """The board's standing section alone, for its own refreshing."""
+    """The board's standing section alone, for its own refreshing: 204 while it shows what the
+    page holds (``v``), so an open table is not swapped shut."""
     ladder = viewable_ladder(request.user, pk)
-    return render(request, "history/_standing.html", standing_context(request, ladder))
+    context = standing_context(request, ladder)
+    if request.GET.get("v") == context["version"]:
+        return HttpResponse(status=204)
+    return render(request, "history/_standing.html", context)
 
 
 def _count(raw, default: int, low: int, high: int) -> int:

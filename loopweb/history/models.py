@@ -12,7 +12,13 @@ class DispatchRecord(models.Model):
     """One ended dispatch: who ran and stopped it, each climber's height and status, each slot's
     verdict and tally, and what its runs cost. Written once; never changed."""
 
-    ladder = models.ForeignKey("ladders.Ladder", on_delete=models.CASCADE, related_name="records")
+    # No database constraints on a record's references: inserting a row with one takes a KEY
+    # SHARE lock on the row it names, and a record is written while its dispatch is locked, so
+    # a Run holding the ladder's row and waiting for the dispatch would deadlock with it.
+    # Django's collector still deletes a ladder's records with it.
+    ladder = models.ForeignKey(
+        "ladders.Ladder", on_delete=models.CASCADE, related_name="records", db_constraint=False
+    )
     dispatch_id = models.CharField(max_length=40, unique=True)
     status = models.CharField(max_length=16)  # finished or stopped
     # The configuration the dispatch ran, and its digest: two records with the same
@@ -23,11 +29,21 @@ class DispatchRecord(models.Model):
     ended_at = models.DateTimeField()
     # Who pressed Run and Stop; the names stay when the accounts are deleted.
     started_by = models.ForeignKey(
-        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+        db_constraint=False,
     )
     started_by_name = models.CharField(max_length=150, blank=True)
     stopped_by = models.ForeignKey(
-        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+        db_constraint=False,
     )
     stopped_by_name = models.CharField(max_length=150, blank=True)
     cancel_running = models.BooleanField(default=False)
@@ -68,10 +84,18 @@ class Action(models.TextChoices):
 class Activity(models.Model):
     """Who pressed Run, Stop, Stop and cancel running or Retry, or changed the configuration."""
 
-    ladder = models.ForeignKey("ladders.Ladder", on_delete=models.CASCADE, related_name="activity")
+    # Unconstrained, as a record's: a Retry writes its line while the dispatch is locked.
+    ladder = models.ForeignKey(
+        "ladders.Ladder", on_delete=models.CASCADE, related_name="activity", db_constraint=False
+    )
     at = models.DateTimeField()
     by = models.ForeignKey(
-        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+        db_constraint=False,
     )
     by_name = models.CharField(max_length=150, blank=True)
     action = models.CharField(max_length=24, choices=Action.choices)

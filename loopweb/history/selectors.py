@@ -53,9 +53,13 @@ def side(ladder: Ladder, value: str | None, field: str) -> DispatchRecord:
 
 
 def compared(ladder: Ladder, a: str | None, b: str | None) -> dict:
+    """``compare.compare`` of the two sides; a 400 naming each bad one."""
     errors = {}
     sides = {}
     for field, value in (("a", a), ("b", b)):
+        if field == "b" and b == a and "a" in sides:
+            sides["b"] = sides["a"]  # the same side twice is read once
+            continue
         try:
             sides[field] = side(ladder, value, field)
         except ValidationError as exc:

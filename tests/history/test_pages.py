@@ -115,3 +115,14 @@ def test_a_ladder_never_run_has_an_empty_history(owner):
         client.get(f"/ladders/{ladder.pk}/")
     )
     assert client.get(f"/ladders/{ladder.pk}/compare/").status_code == 200
+
+
+def test_the_standing_answers_204_while_nothing_it_shows_changed(owner, driver, run_tasks):
+    ladder = two_dispatches(owner, driver, run_tasks)
+    client = Browser(owner)
+    page = client.get(f"/ladders/{ladder.pk}/").content.decode()
+    held = re.search(r'hx-get="[^"]*[?&]v=([0-9a-f]+)"', page.replace("&amp;", "&")).group(1)
+    assert client.get(f"/ladders/{ladder.pk}/standing?v={held}").status_code == 204
+    work(driver, run_tasks, PAID, rounds=1)
+    changed = client.get(f"/ladders/{ladder.pk}/standing?v={held}")
+    assert changed.status_code == 200 and f"v={held}" not in changed.content.decode()
