@@ -6,6 +6,7 @@ from django.template.response import TemplateResponse
 from ladders import services
 from ladders.models import Dispatch, DispatchClimber, Ladder, LadderCombination, LadderGroup, Rung
 from ladders.selectors import ladder_progress
+from ladders.statuses import LIVE
 from loopweb.runs.errors import Conflict
 
 
@@ -76,7 +77,7 @@ class LadderAdmin(admin.ModelAdmin):
         rows = []
         for ladder in queryset:
             dispatch = ladder_progress(ladder)["dispatch"]
-            running = dispatch is not None and dispatch["status"] in ("running", "needsAttention")
+            running = dispatch is not None and dispatch["status"] in LIVE
             rows.append(
                 {
                     "ladder": ladder,
@@ -112,7 +113,7 @@ class LadderAdmin(admin.ModelAdmin):
 class DispatchClimberInline(admin.TabularInline):
     model = DispatchClimber
     extra = 0
-    fields = ["position", "key", "cell", "verdicts", "retried_at"]
+    fields = ["position", "combination_key", "combination_cell", "verdicts", "retried_at"]
     readonly_fields = fields
     can_delete = False
 

@@ -1,8 +1,9 @@
 """Writes of the ladder engine: configuration, Run, Stop, Retry and the launch pass.
 
-The claim (SPEC §5): launch passes, Stop, Retry and Run of one ladder each hold a row lock on
-the ladder's dispatch for their whole transaction, so they apply one after another. Locks are
-always taken ladder, then dispatch, then jobs.
+The dispatch lock (SPEC §5 calls it "the claim"; here that word is a driver's, for jobs): launch
+passes, Stop, Retry and Run of one ladder each hold a row lock on the ladder's dispatch for their
+whole transaction, so they apply one after another. Locks are always taken ladder, then dispatch,
+then the cells' advisory locks, then jobs.
 """
 
 import logging
@@ -29,7 +30,8 @@ from ladders.models import (
     mint_dispatch_id,
     mint_rung_id,
 )
-from ladders.standing import BLOCKED, FAILING, RUNNING, UNLAUNCHABLE, evaluate
+from ladders.standing import evaluate
+from ladders.statuses import BLOCKED, RETRYABLE_REASONS, RUNNING
 from ladders.tasks import launch_pass, requeue_interrupted
 from loopweb import tasking
 from loopweb.runs import changes
@@ -184,7 +186,8 @@ def start_dispatch(*, ladder: Ladder, run_pass: bool = True, by=None) -> Dispatc
             .select_related("owner__account")
             .get(pk=ladder.pk)
         )
-        # The claim: no pass, Stop or Retry of the previous dispatch runs while it is replaced.
+        # The dispatch lock: no pass, Stop or Retry of the previous dispatch runs while it is
+        # replaced.
         dispatch = Dispatch.objects.select_for_update().filter(ladder=ladder).first()
         if dispatch is not None and dispatch.status == DispatchStatus.RUNNING:
             raise Conflict("A dispatch of this ladder is running; stop it before a new Run.")
@@ -226,7 +229,11 @@ def start_dispatch(*, ladder: Ladder, run_pass: bool = True, by=None) -> Dispatc
         for climber in climbers:
             climber.dispatch = dispatch
         DispatchClimber.objects.bulk_create(climbers)
-        _hold_cells(dispatch, [c for c in climbers if c.cell], evidence.snapshot_rungs(snapshot))
+        _hold_cells(
+            dispatch,
+            [c for c in climbers if c.combination_cell],
+            evidence.snapshot_rungs(snapshot),
+        )
         lifecycle.dispatch_started.send(Dispatch, dispatch=dispatch, by=by, previous=previous)
         tasking.enqueue(launch_pass, ladder.pk)
     if run_pass:
@@ -277,9 +284,9 @@ def _resolve_climbers(declared: list[Combination]) -> list[DispatchClimber]:
         climbers.append(
             DispatchClimber(
                 position=len(climbers),
-                key=combination.key,
+                combination_key=combination.key,
                 combination=combination,
-                cell=cell.as_json() if cell else None,
+                combination_cell=cell.as_json() if cell else None,
                 pinned_key=cell.key if cell else "",
             )
         )
@@ -290,7 +297,8 @@ def _hold_cells(dispatch: Dispatch, climbers, rungs) -> None:
     DispatchCell.objects.bulk_create(
         [
             DispatchCell(
-                dispatch=dispatch, cell_key=cell_key(r.pin, CombinationCell.from_json(c.cell))
+                dispatch=dispatch,
+                cell_key=cell_key(r.pin, CombinationCell.from_json(c.combination_cell)),
             )
             for c in climbers
             for r in rungs
@@ -307,7 +315,8 @@ def stop_dispatch(*, ladder: Ladder, cancel_running: bool = False, by=None) -> i
     queued and pending ones, and with ``cancel_running`` dispatched, starting and running ones.
     Returns how many jobs were cancelled. ``by`` is who pressed Stop."""
     with transaction.atomic():
-        # The claim: a pass in progress finishes (or has not started) before the Stop lands.
+        # The dispatch lock: a pass in progress finishes (or has not started) before the Stop
+        # lands.
         dispatch = Dispatch.objects.select_for_update().filter(ladder=ladder).first()
         if dispatch is None or dispatch.status != DispatchStatus.RUNNING:
             raise Conflict("This ladder has no running dispatch to stop.")
@@ -316,10 +325,7 @@ def stop_dispatch(*, ladder: Ladder, cancel_running: bool = False, by=None) -> i
         dispatch.ended_at = timezone.now()
         dispatch.stopped_by = by
         dispatch.save(update_fields=["status", "ended_at", "stopped_by"])
-        statuses = IN_FLIGHT if cancel_running else NOT_STARTED
-        jobs = lock_to_cancel(
-            Job.objects.filter(origin__startswith=f"ladder:{ladder.pk}/", status__in=statuses)
-        )
+        jobs = lock_to_cancel(evidence.stop_cancels(ladder.pk, cancel_running=cancel_running))
         cancelled = mark_canceled(jobs)
         # The standing at the moment of the Stop is the dispatch's final one.
         [loaded] = evidence.load([dispatch])
@@ -335,7 +341,7 @@ def stop_dispatch(*, ladder: Ladder, cancel_running: bool = False, by=None) -> i
         return cancelled
 
 
-def retry_climber(*, ladder: Ladder, key: str, run_pass: bool = True, by=None) -> None:
+def retry_climber(*, ladder: Ladder, combination_key: str, run_pass: bool = True, by=None) -> None:
     with transaction.atomic():
         dispatch = Dispatch.objects.select_for_update().filter(ladder=ladder).first()
         if dispatch is None or dispatch.status != DispatchStatus.RUNNING:
@@ -344,7 +350,7 @@ def retry_climber(*, ladder: Ladder, key: str, run_pass: bool = True, by=None) -
         [loaded] = evidence.load([dispatch])
         standing = _evaluate(loaded)
         for row, climber in zip(loaded.climbers, standing.climbers, strict=True):
-            if row.key != key:
+            if row.combination_key != combination_key:
                 continue
             if not _retryable(climber, standing, dispatch.snapshot["runsInFlightLimit"]):
                 raise Conflict(
@@ -359,14 +365,16 @@ def retry_climber(*, ladder: Ladder, key: str, run_pass: bool = True, by=None) -
             tasking.enqueue(launch_pass, ladder.pk)
             break
         else:
-            raise ValidationError({"climber": [f"The dispatch has no climber with key {key!r}."]})
+            raise ValidationError(
+                {"climber": [f"The dispatch has no climber with key {combination_key!r}."]}
+            )
     if run_pass:
         launch_pass_now(ladder.pk)
 
 
 def _retryable(climber, standing, limit: int) -> bool:
     if climber.status == BLOCKED:
-        return climber.blocked_reason in (FAILING, UNLAUNCHABLE)
+        return climber.blocked_reason in RETRYABLE_REASONS
     # Fixing an unlaunchable climber's configuration or catalog entry makes it read running at
     # once, yet nothing launches it until a pass runs: its Retry is that pass. Only such a
     # climber reads running with runs missing, none in flight and room under the limit.
@@ -415,8 +423,8 @@ def run_launch_pass(*, ladder_id: int) -> PassReport | None:
     """Record every verdict the gate can now decide, then launch what each climber's current
     rung is missing, up to the dispatch's limit, in its climb order."""
     with transaction.atomic():
-        # The claim: one pass at a time per ladder, and never beside a Stop, Retry or Run (which
-        # hold the row exclusively); pushes only share it, so they go on beside a pass.
+        # The dispatch lock: one pass at a time per ladder, and never beside a Stop, Retry or Run
+        # (which hold the row exclusively); pushes only share it, so they go on beside a pass.
         dispatch = (
             Dispatch.objects.select_for_update(of=("self",), no_key=True)
             .select_related("ladder")
@@ -487,8 +495,8 @@ def _record(dispatch, loaded, standing) -> None:
     changed, pinned, blocked = [], [], []
     for row, climber in zip(loaded.climbers, standing.climbers, strict=True):
         if climber.pin_now:
-            row.cell = climber.cell.as_json()
-            row.pinned_key = climber.cell.key
+            row.combination_cell = climber.combination_cell.as_json()
+            row.pinned_key = climber.combination_cell.key
             pinned.append(row)
         if climber.new_verdicts:
             row.verdicts = {**row.verdicts, **climber.new_verdicts}
@@ -511,19 +519,24 @@ def _record(dispatch, loaded, standing) -> None:
 def _write_climbers(climbers: list[DispatchClimber]) -> None:
     """One UPDATE for every changed climber, however many decisions the pass recorded."""
     if connection.vendor != "postgresql":
-        DispatchClimber.objects.bulk_update(climbers, ["cell", "pinned_key", "verdicts", "blocked"])
+        DispatchClimber.objects.bulk_update(
+            climbers, ["combination_cell", "pinned_key", "verdicts", "blocked"]
+        )
         return
     with connection.cursor() as cursor:
         cursor.execute(
             f"UPDATE {DispatchClimber._meta.db_table} AS c"  # noqa: S608 - a model's table name
-            " SET cell = v.cell, pinned_key = v.pinned_key, verdicts = v.verdicts,"
-            " blocked = v.blocked"
+            " SET combination_cell = v.combination_cell, pinned_key = v.pinned_key,"
+            " verdicts = v.verdicts, blocked = v.blocked"
             " FROM unnest(%s::bigint[], %s::jsonb[], %s::text[], %s::jsonb[], %s::text[])"
-            " AS v(id, cell, pinned_key, verdicts, blocked)"
+            " AS v(id, combination_cell, pinned_key, verdicts, blocked)"
             " WHERE c.id = v.id",
             [
                 [c.pk for c in climbers],
-                [None if c.cell is None else Jsonb(c.cell) for c in climbers],
+                [
+                    None if c.combination_cell is None else Jsonb(c.combination_cell)
+                    for c in climbers
+                ],
                 [c.pinned_key for c in climbers],
                 [Jsonb(c.verdicts) for c in climbers],
                 [c.blocked for c in climbers],
@@ -583,20 +596,20 @@ def _launch(dispatch, loaded, standing, cancelled: int) -> list[Job]:
     cells = {}
     for _, _, climber, _ in candidates:
         rung = rungs[climber.current_rung]
-        cells[cell_key(rung.pin, climber.cell)] = rung.target
+        cells[cell_key(rung.pin, climber.combination_cell)] = rung.target
     _lock_cells(sorted(cells))
     free = _room_in_cells(cells)
     jobs = []
     for _, _, climber, row in candidates:
         rung = rungs[climber.current_rung]
-        key = cell_key(rung.pin, climber.cell)
+        key = cell_key(rung.pin, climber.combination_cell)
         count = min(climber.missing, free[key], room - len(jobs))
         jobs.extend(
             new_job(
                 owner=dispatch.ladder.owner,
                 pin=rung.pin,
                 combination=row.combination,
-                cell=climber.cell,
+                combination_cell=climber.combination_cell,
                 origin=dispatch.origin_for(rung.id),
                 retry_count=snapshot["retryCount"],
             )

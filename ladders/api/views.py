@@ -14,11 +14,9 @@ from rest_framework.decorators import action
 from rest_framework.exceptions import PermissionDenied
 from rest_framework.response import Response
 
-from ladders import selectors, services, shared_progress
+from ladders import access, selectors, services, shared_progress
 from ladders.api import serializers as s
 from ladders.models import Ladder
-from loopweb.runs.access import role_of
-from loopweb.runs.models import Role
 
 ACCEPTS_GZIP = re.compile(r"\bgzip\b")
 ProgressResponse = OpenApiResponse(description="The ladder's progress board (see API.md).")
@@ -79,8 +77,8 @@ class LadderViewSet(viewsets.GenericViewSet):
 
     def owned(self) -> Ladder:
         ladder = self.get_object()
-        if ladder.owner_id != self.request.user.pk and not self.request.user.is_staff:
-            raise PermissionDenied("Only the ladder's owner can change or run it.")
+        if not access.controls(self.request.user, ladder):
+            raise PermissionDenied(access.NOT_CONTROLLED)
         return ladder
 
     def _config(self, ladder):
@@ -94,8 +92,8 @@ class LadderViewSet(viewsets.GenericViewSet):
         return self.get_paginated_response([s.ladder_config_json(x, stale) for x in page])
 
     def create(self, request):
-        if not (request.user.is_staff or role_of(request.user) == Role.OWNER):
-            raise PermissionDenied("Only owners create ladders.")
+        if not access.creates_ladders(request.user):
+            raise PermissionDenied(access.NOT_CREATED)
         body = self.get_serializer(data=request.data)
         body.is_valid(raise_exception=True)
         ladder = services.save_ladder(owner=request.user, data=body.validated_data)
@@ -183,7 +181,9 @@ class LadderViewSet(viewsets.GenericViewSet):
         ladder = self.owned()
         body = s.RetrySerializer(data=request.data)
         body.is_valid(raise_exception=True)
-        services.retry_climber(ladder=ladder, key=body.validated_data["climber"], by=request.user)
+        services.retry_climber(
+            ladder=ladder, combination_key=body.validated_data["climber"], by=request.user
+        )
         return progress_response(request, shared_progress.read(Ladder.objects.get(pk=ladder.pk)))
 
     @extend_schema(

@@ -8,6 +8,7 @@ climber changed.
 
 from django.utils.html import escape
 
+from ladders.statuses import BLOCKED, RUNNING
 from loopweb.console.presenters import SLOT_SYMBOLS, climber_status_text, shown_status, tally_items
 
 
@@ -31,7 +32,7 @@ def row_html(index: int, climber: dict, numbers: dict[str, int], *, live: bool, 
         status = slot["status"]
         reading = slot["rung"] == climber["currentRung"]
         tally = climber["tally"] if reading else slot.get("tally")
-        current = reading and status in ("running", "blocked")
+        current = reading and status in (RUNNING, BLOCKED)
         cell_id = f"slot-{index}-{ri}"
         classes = f"slot slot-{status}"
         if current:

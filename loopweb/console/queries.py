@@ -2,11 +2,11 @@
 
 from django.db.models import Count, Q
 
+from ladders.evidence import stop_cancels
 from ladders.models import Dispatch, DispatchClimber, Ladder
 from ladders.services import declared_combinations
 from loopweb.runs.access import visible_runs
 from loopweb.runs.models import (
-    IN_FLIGHT,
     NOT_STARTED,
     UNDER_WAY,
     Account,
@@ -14,7 +14,6 @@ from loopweb.runs.models import (
     CaseVersion,
     Combination,
     GGConfiguration,
-    Job,
     Run,
 )
 
@@ -32,12 +31,8 @@ def account_limit(user_id: int) -> int | None:
 
 
 def jobs_to_cancel(ladder: Ladder) -> dict[str, int]:
-    """What Stop and cancel running would reach: the in-flight jobs this ladder's dispatches
-    launched (found by their origin, as ``stop_dispatch`` finds them), split by how far along
-    they are."""
-    return Job.objects.filter(
-        origin__startswith=f"ladder:{ladder.pk}/", status__in=IN_FLIGHT
-    ).aggregate(
+    """What Stop and cancel running would reach, split by how far along the jobs are."""
+    return stop_cancels(ladder.pk, cancel_running=True).aggregate(
         underWay=Count("pk", filter=Q(status__in=UNDER_WAY)),
         notStarted=Count("pk", filter=Q(status__in=NOT_STARTED)),
     )
@@ -62,7 +57,7 @@ def declared_climbers(ladder: Ladder) -> list[dict]:
 
 def climber_label(dispatch: Dispatch, key: str) -> str:
     climber = (
-        DispatchClimber.objects.filter(dispatch=dispatch, key=key)
+        DispatchClimber.objects.filter(dispatch=dispatch, combination_key=key)
         .select_related("combination")
         .first()
     )

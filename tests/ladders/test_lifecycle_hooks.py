@@ -74,18 +74,24 @@ def test_a_block_is_announced_by_the_pass_that_finds_it_and_again_after_a_retry(
         work(driver, run_tasks, lambda job: "infrastructure")
         services.run_launch_pass(ladder_id=ladder.pk)  # still blocked: nothing new to say
     announced = [
-        (row.key, standing.blocked_reason) for call in blocked for row, standing in call["climbers"]
+        (row.combination_key, standing.blocked_reason)
+        for call in blocked
+        for row, standing in call["climbers"]
     ]
-    assert sorted(announced) == sorted((c.key, "failing") for c in ladder_climbers(ladder))
+    assert sorted(announced) == sorted(
+        (c.combination_key, "failing") for c in ladder_climbers(ladder)
+    )
     assert {c.blocked for c in ladder_climbers(ladder)} == {"failing"}
 
-    key = ladder_climbers(ladder)[0].key
+    key = ladder_climbers(ladder)[0].combination_key
     with heard(lifecycle.climber_retried) as retried, heard(lifecycle.climbers_blocked) as again:
-        services.retry_climber(ladder=ladder, key=key, by=owner)
-        assert DispatchClimber.objects.get(dispatch__ladder=ladder, key=key).blocked == ""
+        services.retry_climber(ladder=ladder, combination_key=key, by=owner)
+        assert (
+            DispatchClimber.objects.get(dispatch__ladder=ladder, combination_key=key).blocked == ""
+        )
         work(driver, run_tasks, lambda job: "infrastructure")
-    assert [(c["climber"].key, c["by"]) for c in retried] == [(key, owner)]
-    assert [row.key for call in again for row, _ in call["climbers"]] == [key]
+    assert [(c["climber"].combination_key, c["by"]) for c in retried] == [(key, owner)]
+    assert [row.combination_key for call in again for row, _ in call["climbers"]] == [key]
 
 
 def test_a_rung_failed_by_the_gate_is_no_block(owner, driver, run_tasks):

@@ -15,9 +15,10 @@ from django.utils.safestring import mark_safe
 from django.views.decorators.http import require_http_methods, require_POST, require_safe
 
 from ladders import services, shared_progress
+from ladders.access import controls
 from ladders.models import Dispatch, DispatchStatus
 from loopweb.console import grid, presenters, queries
-from loopweb.console.access import can_control, controlled_ladder, signed_in, viewable_ladder
+from loopweb.console.access import controlled_ladder, signed_in, viewable_ladder
 from loopweb.console.presenters import plural
 from loopweb.console.views.messages import report_invalid
 from loopweb.runs.errors import Conflict
@@ -47,7 +48,7 @@ def board_context(request, ladder, board=None) -> dict:
         if ladder.runs_in_flight_limit is None:
             config["accountLimit"] = queries.account_limit(ladder.owner_id)
         declared = queries.declared_climbers(ladder)
-    control = can_control(request.user, ladder)
+    control = controls(request.user, ladder)
     b = presenters.board(progress, titles=titles, config=config)
     # What the page shows besides the board's progress: its version names both.
     extra = presenters.version_of(control, config, declared)
@@ -170,7 +171,7 @@ def retry(request, pk: int):
     ladder = controlled_ladder(request.user, pk)
     key = request.POST.get("climber", "")
     try:
-        services.retry_climber(ladder=ladder, key=key, by=request.user)
+        services.retry_climber(ladder=ladder, combination_key=key, by=request.user)
     except Conflict as exc:
         messages.error(request, exc.detail)
     except ValidationError as exc:

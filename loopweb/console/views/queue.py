@@ -6,9 +6,10 @@ from django.http import Http404
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_http_methods
 
+from ladders.access import controls
 from ladders.selectors import review_queue
 from loopweb.console import queries
-from loopweb.console.access import can_control, can_review, signed_in, viewable_ladder
+from loopweb.console.access import can_review, signed_in, viewable_ladder
 from loopweb.console.forms import ReviewInput
 from loopweb.console.presenters import pin_text, plural
 from loopweb.console.review import run_summary
@@ -73,7 +74,7 @@ def queue(request, pk: int):
         "ladder": ladder,
         "left": len(entries),
         "left_text": plural(len(entries), "run") + " left to review",
-        "control": can_control(request.user, ladder),
+        "control": controls(request.user, ladder),
         "may_review": can_review(request.user),
         "review": review,
         "errors": errors,
