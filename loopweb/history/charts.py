@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from django.utils.html import escape
 from django.utils.safestring import SafeString, mark_safe
 
+from ladders.statuses import COMPLETED, FAILED
 from loopweb.history.models import DispatchRecord
 
 SORTS = ("height", "cost", "order")
@@ -78,15 +79,15 @@ class Bar:
 
     @property
     def mark(self) -> str:
-        return "failed" if self.status == "failed" else "stopped"
+        return "failed" if self.status == FAILED else "stopped"
 
     @property
     def text(self) -> str:
         height = f"reached rung {self.reached}" if self.reached else "passed no rung"
         if self.marked is not None:
-            verb = "failed" if self.status == "failed" else f"{self.status} at"
+            verb = "failed" if self.status == FAILED else f"{self.status} at"
             height += f", {verb} rung {self.marked}"
-        elif self.status == "completed":
+        elif self.status == COMPLETED:
             height += ", completed"
         return f"{self.label}: {height}; cost {cost_text(self.totals)}"
 
@@ -107,7 +108,7 @@ def bars(record: DispatchRecord, sort: str = "height") -> list[Bar]:
     rungs = len(record.snapshot["rungs"])
     out = []
     for i, c in enumerate(record.climbers):
-        stopped = c["status"] != "completed" and c["reached"] < rungs
+        stopped = c["status"] != COMPLETED and c["reached"] < rungs
         out.append(
             Bar(
                 number=i + 1,
@@ -120,7 +121,7 @@ def bars(record: DispatchRecord, sort: str = "height") -> list[Bar]:
             )
         )
     if sort == "height":
-        out.sort(key=lambda b: (-b.reached, b.status != "completed", b.number))
+        out.sort(key=lambda b: (-b.reached, b.status != COMPLETED, b.number))
     elif sort == "cost":
         # Most expensive first; a climber with runs that reported nothing sorts by what did.
         out.sort(key=lambda b: (-(b.totals or {}).get("usdMicros", 0), b.number))
@@ -200,7 +201,7 @@ def bar_chart(record: DispatchRecord, sort: str = "height", ident: str = "height
             + "".join(parts)
             + "</g>"
         )
-    completed = sum(b.status == "completed" for b in shown)
+    completed = sum(b.status == COMPLETED for b in shown)
     top = max((b.reached for b in shown), default=0)
     desc = (
         f"{len(shown)} climbers over {len(record.snapshot['rungs'])} rungs: {completed} completed "

@@ -39,7 +39,9 @@ def on_dispatch_ended(sender, dispatch, final, by, cancel_running, cancelled, **
 
 
 def on_climber_retried(sender, dispatch, climber, by, **kwargs) -> None:
-    _activity(dispatch.ladder_id, by, Action.RETRY, dispatch.dispatch_id, climber=climber.key)
+    _activity(
+        dispatch.ladder_id, by, Action.RETRY, dispatch.dispatch_id, climber=climber.combination_key
+    )
 
 
 def on_ladder_configured(sender, ladder, by, change, **kwargs) -> None:

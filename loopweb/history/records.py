@@ -14,11 +14,12 @@ from django.contrib.auth import get_user_model
 
 from ladders import evidence, progress
 from ladders.models import Dispatch, DispatchStatus, FinalStanding
+from ladders.statuses import FAILED, NEEDS_ATTENTION, PASSED
 from loopweb.history import costs
 from loopweb.history.models import DispatchRecord
 
 TALLY = ("counted", "rated", "unrated", "passing", "pending", "inFlight", "required")
-VERDICTS = ("passed", "failed")
+VERDICTS = (PASSED, FAILED)
 CURRENT = "current"
 
 
@@ -27,7 +28,7 @@ def reached(slots: Sequence) -> int:
     rung not passed."""
     height = 0
     for status in slots:
-        if status != "passed":
+        if status != PASSED:
             break
         height += 1
     return height
@@ -161,7 +162,7 @@ def live(dispatch: Dispatch) -> DispatchRecord:
     standing = progress.standing_of(loaded, running=running)
     status = dispatch.status
     if running and standing.needs_attention:
-        status = progress.NEEDS_ATTENTION
+        status = NEEDS_ATTENTION
     return build(
         dispatch,
         [progress.climber_json(c) for c in standing.climbers],

@@ -22,8 +22,8 @@ def test_every_button_and_edit_is_kept_with_who_pressed_it(owner, staff, driver,
     ladder = make_ladder(owner, steps, climbers(2), retryCount=0)
     services.start_dispatch(ladder=ladder, by=owner)
     work(driver, run_tasks, lambda job: "infrastructure")  # both climbers block
-    key = ladder.dispatch.climbers.first().key
-    services.retry_climber(ladder=ladder, key=key, by=staff)
+    key = ladder.dispatch.climbers.first().combination_key
+    services.retry_climber(ladder=ladder, combination_key=key, by=staff)
     services.stop_dispatch(ladder=ladder, by=owner)
     data = config(rungs=[rung(v) for v in steps], combinations=[c.pk for c in climbers(1, "z")])
     services.save_ladder(owner=owner, data=data, ladder=Ladder.objects.get(pk=ladder.pk), by=staff)

@@ -73,7 +73,7 @@ def test_a_retry_writes_its_line_without_waiting_on_the_ladders_row(owner, drive
     ladder = make_ladder(owner, versions(1), climbers(1), retryCount=0)
     services.start_dispatch(ladder=ladder, by=owner)
     work(driver, run_tasks, lambda job: "infrastructure")
-    key = ladder.dispatch.climbers.get().key
+    key = ladder.dispatch.climbers.get().combination_key
     held, release = threading.Event(), threading.Event()
 
     def hold_the_ladder():
@@ -85,7 +85,7 @@ def test_a_retry_writes_its_line_without_waiting_on_the_ladders_row(owner, drive
     holder, _, holder_errors = in_thread(hold_the_ladder)
     assert held.wait(10)
     retrier, done, errors = in_thread(
-        lambda: services.retry_climber(ladder=ladder, key=key, by=owner, run_pass=False)
+        lambda: services.retry_climber(ladder=ladder, combination_key=key, by=owner, run_pass=False)
     )
     try:
         retried = done.wait(10)
