@@ -8,14 +8,12 @@ HISTORY = {
     "full": {"climbers": 200, "rungs": 50, "records": 50, "repeat": 5},
     "smoke": {"climbers": 3, "rungs": 3, "records": 3, "repeat": 2},
 }
+#: Unrelated runs in the table for the table-size rows (made in SQL).
+LARGE = {"full": 10_000_000, "smoke": 2_000}
 
 
 def history_rows(*, smoke: bool = False) -> list:
     return history.history_reads(**HISTORY["smoke" if smoke else "full"])
-
-
-#: Unrelated runs in the table for the table-size rows (made in SQL).
-LARGE = {"full": 10_000_000, "smoke": 2_000}
 
 
 def run_all(*, smoke: bool = False) -> list:

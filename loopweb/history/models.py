@@ -8,6 +8,18 @@ from django.conf import settings
 from django.db import models
 
 
+def who_pressed() -> models.ForeignKey:
+    """A reference to the user who pressed a button: emptied when the account is deleted."""
+    return models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+        db_constraint=False,
+    )
+
+
 class DispatchRecord(models.Model):
     """One ended dispatch: who ran and stopped it, each climber's height and status, each slot's
     verdict and tally, and what its runs cost. Written once; never changed."""
@@ -28,23 +40,9 @@ class DispatchRecord(models.Model):
     started_at = models.DateTimeField()
     ended_at = models.DateTimeField()
     # Who pressed Run and Stop; the names stay when the accounts are deleted.
-    started_by = models.ForeignKey(
-        settings.AUTH_USER_MODEL,
-        null=True,
-        blank=True,
-        on_delete=models.SET_NULL,
-        related_name="+",
-        db_constraint=False,
-    )
+    started_by = who_pressed()
     started_by_name = models.CharField(max_length=150, blank=True)
-    stopped_by = models.ForeignKey(
-        settings.AUTH_USER_MODEL,
-        null=True,
-        blank=True,
-        on_delete=models.SET_NULL,
-        related_name="+",
-        db_constraint=False,
-    )
+    stopped_by = who_pressed()
     stopped_by_name = models.CharField(max_length=150, blank=True)
     cancel_running = models.BooleanField(default=False)
     cancelled = models.PositiveIntegerField(default=0)
@@ -89,14 +87,7 @@ class Activity(models.Model):
         "ladders.Ladder", on_delete=models.CASCADE, related_name="activity", db_constraint=False
     )
     at = models.DateTimeField()
-    by = models.ForeignKey(
-        settings.AUTH_USER_MODEL,
-        null=True,
-        blank=True,
-        on_delete=models.SET_NULL,
-        related_name="+",
-        db_constraint=False,
-    )
+    by = who_pressed()
     by_name = models.CharField(max_length=150, blank=True)
     action = models.CharField(max_length=24, choices=Action.choices)
     dispatch_id = models.CharField(max_length=40, blank=True)

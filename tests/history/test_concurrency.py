@@ -2,6 +2,7 @@
 ladder, then dispatch): writing them must never wait on the ladder's row, which a Run or an edit
 holds while it waits for the dispatch. Checked on PostgreSQL with a thread holding that row."""
 
+import contextlib
 import threading
 
 import pytest
@@ -13,6 +14,37 @@ from loopweb.history.models import Activity, DispatchRecord
 from tests.ladders.builders import climbers, make_ladder, outside, versions
 
 pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
+
+
+@contextlib.contextmanager
+def ladder_row_held(ladder):
+    """Another connection holds the ladder's row, as Run and an edit do first, for the block."""
+    held, release = threading.Event(), threading.Event()
+
+    def hold():
+        with transaction.atomic():
+            Ladder.objects.select_for_update().get(pk=ladder.pk)
+            held.set()
+            release.wait(30)
+
+    holder, _, errors = in_thread(hold)
+    assert held.wait(10)
+    try:
+        yield
+    finally:
+        release.set()
+        holder.join()
+    assert errors == []
+
+
+def finished_beside(ladder, work) -> bool:
+    """Whether ``work`` finishes (in a thread) while the ladder's row is held."""
+    with ladder_row_held(ladder):
+        thread, done, errors = in_thread(work)
+        finished = done.wait(10)
+    thread.join()  # the row released: it finishes now if it had waited
+    assert errors == []
+    return finished
 
 
 def in_thread(work) -> tuple[threading.Thread, threading.Event, list]:
@@ -41,28 +73,10 @@ def test_ending_a_dispatch_never_waits_on_the_ladders_row(owner, driver, ending)
         outside(driver, step, combo)  # the first pass decides the rung and finishes
     services.start_dispatch(ladder=ladder, by=owner, run_pass=False)
 
-    held, release = threading.Event(), threading.Event()
-
-    def hold_the_ladder():
-        with transaction.atomic():
-            # As Run and an edit do first.
-            Ladder.objects.select_for_update().get(pk=ladder.pk)
-            held.set()
-            release.wait(30)
-
-    holder, _, holder_errors = in_thread(hold_the_ladder)
-    assert held.wait(10)
     if ending == "stop":
-        ender, done, errors = in_thread(lambda: services.stop_dispatch(ladder=ladder, by=owner))
+        ended = finished_beside(ladder, lambda: services.stop_dispatch(ladder=ladder, by=owner))
     else:
-        ender, done, errors = in_thread(lambda: services.run_launch_pass(ladder_id=ladder.pk))
-    try:
-        ended = done.wait(10)
-    finally:
-        release.set()
-        holder.join()
-        ender.join()
-    assert errors == [] and holder_errors == []
+        ended = finished_beside(ladder, lambda: services.run_launch_pass(ladder_id=ladder.pk))
     assert ended, "ending the dispatch waited for the ladder's row"
     assert DispatchRecord.objects.filter(ladder=ladder).count() == 1
 
@@ -74,25 +88,11 @@ def test_a_retry_writes_its_line_without_waiting_on_the_ladders_row(owner, drive
     services.start_dispatch(ladder=ladder, by=owner)
     work(driver, run_tasks, lambda job: "infrastructure")
     key = ladder.dispatch.climbers.get().combination_key
-    held, release = threading.Event(), threading.Event()
-
-    def hold_the_ladder():
-        with transaction.atomic():
-            Ladder.objects.select_for_update().get(pk=ladder.pk)
-            held.set()
-            release.wait(30)
-
-    holder, _, holder_errors = in_thread(hold_the_ladder)
-    assert held.wait(10)
-    retrier, done, errors = in_thread(
-        lambda: services.retry_climber(ladder=ladder, combination_key=key, by=owner, run_pass=False)
+    retried = finished_beside(
+        ladder,
+        lambda: services.retry_climber(
+            ladder=ladder, combination_key=key, by=owner, run_pass=False
+        ),
     )
-    try:
-        retried = done.wait(10)
-    finally:
-        release.set()
-        holder.join()
-        retrier.join()
-    assert errors == [] and holder_errors == []
     assert retried, "a Retry waited for the ladder's row"
     assert Activity.objects.filter(ladder=ladder, action="retry").count() == 1
