@@ -93,6 +93,7 @@ INSTALLED_APPS = [
     "ladders",
     "loopweb.console",
     "loopweb.webhooks",
+    "loopweb.history",
     "loopweb.ops",
 ]
 
