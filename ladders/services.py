@@ -8,7 +8,9 @@ then the cells' advisory locks, then jobs.
 
 import logging
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
+from django.contrib.auth.models import User
 from django.core.exceptions import ValidationError
 from django.db import connection, transaction
 from django.db.models import Q
@@ -30,7 +32,7 @@ from ladders.models import (
     mint_dispatch_id,
     mint_rung_id,
 )
-from ladders.standing import evaluate
+from ladders.standing import ClimberStanding, RungSnap, Standing, evaluate
 from ladders.statuses import BLOCKED, RETRYABLE_REASONS, RUNNING
 from ladders.tasks import launch_pass, requeue_interrupted
 from loopweb import tasking
@@ -48,13 +50,16 @@ from loopweb.runs.models import (
 from loopweb.runs.resolve import CatalogView, Unresolvable, combination_cell
 from loopweb.runs.services import enqueue, lock_to_cancel, mark_canceled, new_job
 
+if TYPE_CHECKING:
+    from evalsets.models import EvalsetRun
+
 log = logging.getLogger(__name__)
 
 
 # Configuration ------------------------------------------------------------------------------
 
 
-def save_ladder(*, owner, data: dict, ladder: Ladder | None = None) -> Ladder:
+def save_ladder(*, owner: User, data: dict[str, Any], ladder: Ladder | None = None) -> Ladder:
     """Create or replace a ladder's configuration. Never touches a running dispatch."""
     problems = rung_problems(data["rungs"])
     if problems:
@@ -87,7 +92,7 @@ def save_ladder(*, owner, data: dict, ladder: Ladder | None = None) -> Ladder:
     return ladder
 
 
-def _save_rungs(ladder: Ladder, rungs: list[dict]) -> None:
+def _save_rungs(ladder: Ladder, rungs: list[dict[str, Any]]) -> None:
     existing = {r.rung_id: r for r in Rung.objects.filter(ladder=ladder)}
     unknown = [r["id"] for r in rungs if r.get("id") and r["id"] not in existing]
     if unknown:
@@ -99,7 +104,8 @@ def _save_rungs(ladder: Ladder, rungs: list[dict]) -> None:
     kept = {r["id"] for r in rungs if r.get("id") and _pin_of(existing[r["id"]]) == _pin_of(r)}
     Rung.objects.filter(ladder=ladder).exclude(rung_id__in=kept).delete()
     # Positions are rewritten in two steps so no transient duplicate ever matters.
-    to_update, to_create = [], []
+    to_update: list[Rung] = []
+    to_create: list[Rung] = []
     for position, spec in enumerate(rungs):
         rung = existing[spec["id"]] if spec.get("id") in kept else None
         rung = rung or Rung(ladder=ladder, rung_id=mint_rung_id())
@@ -116,7 +122,7 @@ def _save_rungs(ladder: Ladder, rungs: list[dict]) -> None:
     Rung.objects.bulk_create(to_create)
 
 
-def _pin_of(rung) -> tuple:
+def _pin_of(rung: Rung | dict[str, Any]) -> tuple[str, str, str, str | None]:
     """A rung's pin, from a stored rung or a configuration's rung."""
     if isinstance(rung, Rung):
         return (rung.case, rung.version, rung.variant, rung.engine)
@@ -217,18 +223,14 @@ def start_dispatch(*, ladder: Ladder, run_pass: bool = True) -> Dispatch:
         for climber in climbers:
             climber.dispatch = dispatch
         DispatchClimber.objects.bulk_create(climbers)
-        _hold_cells(
-            dispatch,
-            [c for c in climbers if c.combination_cell],
-            evidence.snapshot_rungs(snapshot),
-        )
+        _hold_cells(dispatch, climbers, evidence.snapshot_rungs(snapshot))
         tasking.enqueue(launch_pass, ladder.pk)
     if run_pass:
         launch_pass_now(ladder.pk)
     return dispatch
 
 
-def _snapshot(ladder: Ladder, rungs: list[Rung]) -> dict:
+def _snapshot(ladder: Ladder, rungs: list[Rung]) -> dict[str, Any]:
     limit = ladder.runs_in_flight_limit
     if limit is None:
         limit = ladder.owner.account.runs_in_flight_limit
@@ -255,7 +257,9 @@ def _snapshot(ladder: Ladder, rungs: list[Rung]) -> dict:
 def _resolve_climbers(declared: list[Combination]) -> list[DispatchClimber]:
     """One climber per distinct combination and per distinct cells; the first declaration wins."""
     catalog = CatalogView.load(declared)
-    climbers, keys, cells = [], set(), set()
+    climbers: list[DispatchClimber] = []
+    keys: set[str] = set()
+    cells: set[str] = set()
     for combination in declared:
         if combination.key in keys:
             continue
@@ -280,14 +284,13 @@ def _resolve_climbers(declared: list[Combination]) -> list[DispatchClimber]:
     return climbers
 
 
-def _hold_cells(dispatch: Dispatch, climbers, rungs) -> None:
+def _hold_cells(dispatch: Dispatch, climbers: list[DispatchClimber], rungs: list[RungSnap]) -> None:
+    """Record the coverage cells the climbers' slots read (of those pinned to a cell)."""
+    pinned = [CombinationCell.from_json(c.combination_cell) for c in climbers if c.combination_cell]
     DispatchCell.objects.bulk_create(
         [
-            DispatchCell(
-                dispatch=dispatch,
-                cell_key=cell_key(r.pin, CombinationCell.from_json(c.combination_cell)),
-            )
-            for c in climbers
+            DispatchCell(dispatch=dispatch, cell_key=cell_key(r.pin, cell))
+            for cell in pinned
             for r in rungs
         ],
         ignore_conflicts=True,
@@ -349,7 +352,7 @@ def retry_climber(*, ladder: Ladder, combination_key: str, run_pass: bool = True
         launch_pass_now(ladder.pk)
 
 
-def _retryable(climber, standing, limit: int) -> bool:
+def _retryable(climber: ClimberStanding, standing: Standing, limit: int) -> bool:
     if climber.status == BLOCKED:
         return climber.blocked_reason in RETRYABLE_REASONS
     # Fixing an unlaunchable climber's configuration or catalog entry makes it read running at
@@ -376,7 +379,7 @@ class PassReport:
     finished: bool
 
 
-def _evaluate(loaded: evidence.Loaded, running: bool = True):
+def _evaluate(loaded: evidence.Loaded, running: bool = True) -> Standing:
     return evaluate(
         rungs=loaded.rungs,
         climbers=loaded.inputs,
@@ -463,13 +466,15 @@ def _room_in_cells(targets: dict[str, int]) -> dict[str, int]:
     }
 
 
-def _record(dispatch, loaded, standing) -> None:
+def _record(dispatch: Dispatch, loaded: evidence.Loaded, standing: Standing) -> None:
     """Pin newly resolved cells and write newly decided verdicts."""
-    changed, pinned = [], []
+    changed: list[DispatchClimber] = []
+    pinned: list[DispatchClimber] = []
     for row, climber in zip(loaded.climbers, standing.climbers, strict=True):
-        if climber.pin_now:
-            row.combination_cell = climber.combination_cell.as_json()
-            row.pinned_key = climber.combination_cell.key
+        cell = climber.combination_cell
+        if climber.pin_now and cell is not None:  # a climber pinned now has its cell
+            row.combination_cell = cell.as_json()
+            row.pinned_key = cell.key
             pinned.append(row)
         if climber.new_verdicts:
             row.verdicts = {**row.verdicts, **climber.new_verdicts}
@@ -508,7 +513,7 @@ def _write_climbers(climbers: list[DispatchClimber]) -> None:
         )
 
 
-def _cancel_decided(dispatch, loaded, standing) -> int:
+def _cancel_decided(dispatch: Dispatch, loaded: evidence.Loaded, standing: Standing) -> int:
     """With earlyStop, a decision cancels the queued and pending jobs the dispatch launched for
     the slot; dispatched and running ones finish and their runs are kept."""
     if not loaded.gate.early_stop:
@@ -525,7 +530,7 @@ def _cancel_decided(dispatch, loaded, standing) -> int:
     return mark_canceled(lock_to_cancel(Job.objects.filter(decided, status__in=NOT_STARTED)))
 
 
-def _publish(standing) -> int:
+def _publish(standing: Standing) -> int:
     """A completed run a dispatch counts is published, whoever launched it."""
     ids = {
         run.id
@@ -539,41 +544,41 @@ def _publish(standing) -> int:
     return Run.objects.filter(pk__in=ids, published=False).update(published=True)
 
 
-def _launch(dispatch, loaded, standing, cancelled: int) -> list[Job]:
+def _launch(
+    dispatch: Dispatch, loaded: evidence.Loaded, standing: Standing, cancelled: int
+) -> list[Job]:
     snapshot = dispatch.snapshot
     room = snapshot["runsInFlightLimit"] - (standing.launched_in_flight - cancelled)
     if room <= 0:
         return []
     rung_index = {r.id: i for i, r in enumerate(loaded.rungs)}
     rungs = {r.id: r for r in loaded.rungs}
-    candidates = [
-        (rung_index[c.current_rung], i, c, row)
-        for i, (row, c) in enumerate(zip(loaded.climbers, standing.climbers, strict=True))
-        if c.status == RUNNING and c.missing > 0
-    ]
+    # (rung index, climber index, climber, its row, its current rung, its combination cell): a
+    # running climber missing runs has a current rung and a cell.
+    candidates = []
+    for i, (row, c) in enumerate(zip(loaded.climbers, standing.climbers, strict=True)):
+        rung_id, cell = c.current_rung, c.combination_cell
+        if c.status == RUNNING and c.missing > 0 and rung_id is not None and cell is not None:
+            candidates.append((rung_index[rung_id], i, c, row, rungs[rung_id], cell))
     if snapshot["outerAxis"] == "combination":
         candidates.sort(key=lambda x: (x[1], x[0]))
     else:
         candidates.sort(key=lambda x: (x[0], x[1]))
     if not candidates:
         return []
-    cells = {}
-    for _, _, climber, _ in candidates:
-        rung = rungs[climber.current_rung]
-        cells[cell_key(rung.pin, climber.combination_cell)] = rung.target
+    cells = {cell_key(rung.pin, cell): rung.target for *_, rung, cell in candidates}
     _lock_cells(sorted(cells))
     free = _room_in_cells(cells)
-    jobs = []
-    for _, _, climber, row in candidates:
-        rung = rungs[climber.current_rung]
-        key = cell_key(rung.pin, climber.combination_cell)
+    jobs: list[Job] = []
+    for _, _, climber, row, rung, cell in candidates:
+        key = cell_key(rung.pin, cell)
         count = min(climber.missing, free[key], room - len(jobs))
         jobs.extend(
             new_job(
                 owner=dispatch.ladder.owner,
                 pin=rung.pin,
                 combination=row.combination,
-                combination_cell=climber.combination_cell,
+                combination_cell=cell,
                 origin=dispatch.origin_for(rung.id),
                 retry_count=snapshot["retryCount"],
             )
@@ -616,7 +621,9 @@ def launch_passes_for_running() -> int:
 METRIC_FIELDS = ("usd_micros", "input_tokens", "output_tokens")
 
 
-def journal_dispatch(*, ladder: Ladder, evalset_hash: str, journaled_by=None):
+def journal_dispatch(
+    *, ladder: Ladder, evalset_hash: str, journaled_by: User | None = None
+) -> "EvalsetRun":
     """Journal the latest dispatch's standing as one run of an evalset: rung slots passed and
     failed, the runs its slots read, and their cost when the runs report it."""
     from evalsets.models import Evalset
@@ -647,7 +654,7 @@ def journal_dispatch(*, ladder: Ladder, evalset_hash: str, journaled_by=None):
         decided = summary["total"]
         if decided:
             summary["error_rate"] = counts["failed"] / decided
-        totals = dict.fromkeys(METRIC_FIELDS, 0)
+        totals: dict[str, float] = dict.fromkeys(METRIC_FIELDS, 0)
         reported = set()
         for record in Run.objects.filter(pk__in=run_ids).values_list("record", flat=True):
             metrics = (record or {}).get("metrics") or {}

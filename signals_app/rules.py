@@ -271,9 +271,8 @@ def check_value(kind: str, value: Any, scale: str | None, path: str, errors: Err
             errors.add(path, "A score is a number, or null when not measured yet.", E195)
         elif scale == "fraction" and not 0 <= value <= 1:
             errors.add(path, 'A score with scale "fraction" must lie in [0, 1].', E195)
-    elif kind == "event":
-        if not isinstance(value, str) or not value.strip():
-            errors.add(path, "An event's value is a reference string.", E195)
+    elif kind == "event" and (not isinstance(value, str) or not value.strip()):
+        errors.add(path, "An event's value is a reference string.", E195)
     if isinstance(value, str):
         if len(value) > 500:
             errors.add(path, "At most 500 characters.", "max_length")
@@ -417,7 +416,7 @@ def rule_kinds(rule: Any) -> dict[str, tuple[str, str]]:
 # -- acceptance rules ---------------------------------------------------------------------------
 
 
-def default_rule() -> dict:
+def default_rule() -> dict[str, Any]:
     """The rule of a user who has not set one: the tests verdict must pass."""
     return normalized_rule(
         name="tests",
@@ -430,7 +429,16 @@ def default_rule() -> dict:
     )
 
 
-def normalized_rule(*, name, description, requires, score, excludes_events, window_days, ext):
+def normalized_rule(
+    *,
+    name: Any,
+    description: Any,
+    requires: Any,
+    score: Any,
+    excludes_events: Any,
+    window_days: Any,
+    ext: Any,
+) -> dict[str, Any]:
     return {
         "name": name,
         "description": description,
@@ -547,6 +555,14 @@ def _check_rule_kinds(
         return None, ""
 
     excluded = {name: index for index, name in reversed(list(enumerate(excludes)))}
+    _check_requires(requires, excluded, kind_of, prefix, errors)
+    if score is not None:
+        _check_score_name(score["name"], requires, excluded, kind_of, prefix, errors)
+    claimed = set(requires) | ({score["name"]} if score is not None else set())
+    _check_excludes(excludes, claimed, kind_of, prefix, errors)
+
+
+def _check_requires(requires, excluded, kind_of, prefix, errors) -> None:
     for index, name in enumerate(requires):
         kind, where = kind_of(name)
         if kind is None and name in excluded:
@@ -557,20 +573,23 @@ def _check_rule_kinds(
                 f"{name!r} is {a(kind)} signal {where}; requires names verdicts only.",
                 E195,
             )
-    if score is not None:
-        name = score["name"]
-        kind, where = kind_of(name)
-        if kind is None and name in requires:
-            kind, where = "verdict", f"in this rule's requires.{requires.index(name)}"
-        if kind is None and name in excluded:
-            kind, where = "event", f"in this rule's excludes_events.{excluded[name]}"
-        if kind in ("verdict", "event"):
-            errors.add(
-                join(join(prefix, "score"), "name"),
-                f"{name!r} is {a(kind)} signal {where}; score names a score signal.",
-                E195,
-            )
-    claimed = set(requires) | ({score["name"]} if score is not None else set())
+
+
+def _check_score_name(name, requires, excluded, kind_of, prefix, errors) -> None:
+    kind, where = kind_of(name)
+    if kind is None and name in requires:
+        kind, where = "verdict", f"in this rule's requires.{requires.index(name)}"
+    if kind is None and name in excluded:
+        kind, where = "event", f"in this rule's excludes_events.{excluded[name]}"
+    if kind in ("verdict", "event"):
+        errors.add(
+            join(join(prefix, "score"), "name"),
+            f"{name!r} is {a(kind)} signal {where}; score names a score signal.",
+            E195,
+        )
+
+
+def _check_excludes(excludes, claimed, kind_of, prefix, errors) -> None:
     for index, name in enumerate(excludes):
         if name in claimed:
             continue  # refused above, at the part that names it as a verdict or a score

@@ -1,4 +1,6 @@
-"""Writes of signals and acceptance rules. Each public function is one transaction.
+"""Writes of signals and acceptance rules. Each public function called by a view is one
+transaction; ``record_push`` and ``snapshot_rule`` are called by the substrate's push hooks and
+run inside the push's transaction, so a refused signal rolls the push back.
 
 Signals are append-only. Appending to a run holds a lock on the run's row, so the two checks
 that read what is already there (a signal id is unique in its run; a name keeps the kind of its
@@ -9,6 +11,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from django.contrib.auth.models import User
 from django.db import transaction
 from django.db.models import Q, QuerySet
 from django.utils import timezone
@@ -63,7 +66,7 @@ def _append(
     errors: Errors,
     *,
     source: str,
-    recorded_by=None,
+    recorded_by: User | None = None,
     kind_field: str = "kind",
     id_field: str = "id",
     run_label: str = "this run",
@@ -111,7 +114,7 @@ def _append(
     return named, list(fresh.values())
 
 
-def add_signals(*, run: Run, body: Any, recorded_by) -> Appended:
+def add_signals(*, run: Run, body: Any, recorded_by: User) -> Appended:
     """Append a signal or a list of signals to a run: all of them or none."""
     entries = rules.parse_signal_body(body)
     with transaction.atomic(durable=True):
@@ -136,7 +139,7 @@ class Matched:
     created: int
 
 
-def writable_runs(user) -> QuerySet[Run]:
+def writable_runs(user: User) -> QuerySet[Run]:
     """Runs the user may add signals to: their own (pushed by them or launched for them), or
     any run for drivers and staff."""
     if user.is_staff or is_driver(user):
@@ -144,7 +147,7 @@ def writable_runs(user) -> QuerySet[Run]:
     return Run.objects.filter(Q(owner=user) | Q(job__owner=user))
 
 
-def add_late_event(*, user, body: Any) -> Matched:
+def add_late_event(*, user: User, body: Any) -> Matched:
     """Append an event to every run the caller may add signals to whose commit or merge artifact
     matches.
 
@@ -155,6 +158,7 @@ def add_late_event(*, user, body: Any) -> Matched:
     errors = Errors()
     data = rules.parse_signal(raw, "", errors)
     errors.raise_if_any()
+    assert data is not None  # parsed without errors
     with transaction.atomic(durable=True):
         ids = (
             writable_runs(user)
@@ -182,7 +186,7 @@ def add_late_event(*, user, body: Any) -> Matched:
     return Matched(run_ids=[run.pk for run in runs], created=len(new))
 
 
-def set_acceptance_rule(*, user, body: Any) -> AcceptanceRule:
+def set_acceptance_rule(*, user: User, body: Any) -> AcceptanceRule:
     """Replace the user's acceptance rule. Runs already recorded keep the rule they stored."""
     rule = rules.parse_rule(body)
     with transaction.atomic():
@@ -190,19 +194,19 @@ def set_acceptance_rule(*, user, body: Any) -> AcceptanceRule:
     return stored
 
 
-def current_rule_of(user_id: int | None) -> dict:
+def current_rule_of(user_id: int | None) -> dict[str, Any]:
     """The user's current rule, or the default rule for a user who has not set one."""
-    found = AcceptanceRule.objects.filter(user_id=user_id).values(*rules.RULE_FIELDS)
-    stored = found[:1] if user_id else []
+    if not user_id:
+        return rules.default_rule()
+    stored = AcceptanceRule.objects.filter(user_id=user_id).values(*rules.RULE_FIELDS)[:1]
     return rules.normalized_rule(**stored[0]) if stored else rules.default_rule()
 
 
 def rule_owner_id(run: Run) -> int | None:
     if run.owner_id:
         return run.owner_id
-    if run.job_id:
-        return run.job.owner_id
-    return None
+    job = run.job
+    return job.owner_id if job is not None else None
 
 
 # -- receivers of the run substrate (inside its transaction) ------------------------------------
@@ -347,7 +351,7 @@ def record_referee(*, review: Review) -> None:
             value=review.verdict,
             observed_at=review.created_at,
             tier="reported",
-            at_attempt=str(run.job.attempt) if run.job_id else None,
+            at_attempt=str(run.job.attempt) if run.job is not None else None,
             ext={"review": review.pk},
         )
         errors = Errors()

@@ -244,9 +244,12 @@ class RunViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.Gene
         pin = None
         if d.get("job") is None:
             pin = CasePin(d["case"], d["version"], d["variant"], d.get("engine"))
-        elif not is_driver(request.user) and not request.user.is_staff:
-            if not visible_jobs(request.user).filter(pk=d["job"]).exists():
-                raise NotFound()
+        elif (
+            not is_driver(request.user)
+            and not request.user.is_staff
+            and not visible_jobs(request.user).filter(pk=d["job"]).exists()
+        ):
+            raise NotFound()
         run, created = services.push_run(
             pushed_by=request.user,
             job_id=d.get("job"),
