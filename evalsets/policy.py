@@ -10,7 +10,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from evalsets.errors import Invalid
 from evalsets.verdict import (
     DEFAULT_HORIZONS_MS,
     KINDS,
@@ -18,6 +17,7 @@ from evalsets.verdict import (
     CostBound,
     effective_schedule,
 )
+from loopweb.runs.checks import Errors, Invalid
 from loopweb.runs.numbers import json_integer
 
 #: The engine stores counts and milliseconds as i64.
@@ -112,12 +112,7 @@ def _name(raw: Any) -> str | None:
     return None
 
 
-class _Errors(dict[str, list[str]]):
-    def add(self, path: str, message: str) -> None:
-        self.setdefault(path, []).append(message)
-
-
-def _checkpoint(raw: Any, path: str, errors: _Errors) -> Checkpoint | None:
+def _checkpoint(raw: Any, path: str, errors: Errors) -> Checkpoint | None:
     if isinstance(raw, Mapping):
         if len(raw) != 1:
             errors.add(
@@ -142,7 +137,7 @@ def _checkpoint(raw: Any, path: str, errors: _Errors) -> Checkpoint | None:
     return Checkpoint.of("after_ms", count)
 
 
-def _list(raw: Any, path: str, errors: _Errors) -> list[Any] | None:
+def _list(raw: Any, path: str, errors: Errors) -> list[Any] | None:
     if not isinstance(raw, list):
         errors.add(path, "Must be a list.")
         return None
@@ -152,7 +147,7 @@ def _list(raw: Any, path: str, errors: _Errors) -> list[Any] | None:
     return raw
 
 
-def _min_effect(raw: Any, errors: _Errors) -> dict[str, float] | None:
+def _min_effect(raw: Any, errors: Errors) -> dict[str, float] | None:
     if raw is None:
         return None
     if not isinstance(raw, Mapping):
@@ -176,7 +171,7 @@ def _min_effect(raw: Any, errors: _Errors) -> dict[str, float] | None:
     return {key: _as_given(raw[key], amount)}
 
 
-def _cost(raw: Any, errors: _Errors) -> CostBound | None:
+def _cost(raw: Any, errors: Errors) -> CostBound | None:
     if raw is None:
         return None
     if not isinstance(raw, Mapping):
@@ -195,7 +190,7 @@ def _cost(raw: Any, errors: _Errors) -> CostBound | None:
     return CostBound(name, _as_given(raw["max_increase_ratio"], ratio)) if name else None
 
 
-def _horizons(raw: Mapping[str, Any], errors: _Errors) -> list[int]:
+def _horizons(raw: Mapping[str, Any], errors: Errors) -> list[int]:
     horizons: list[int] = list(DEFAULT_HORIZONS_MS)
     if raw.get("horizons_ms") is not None:
         items = _list(raw["horizons_ms"], "horizons_ms", errors)
@@ -210,7 +205,7 @@ def _horizons(raw: Mapping[str, Any], errors: _Errors) -> list[int]:
     return horizons
 
 
-def _checkpoints(raw: Mapping[str, Any], errors: _Errors) -> list[Checkpoint]:
+def _checkpoints(raw: Mapping[str, Any], errors: Errors) -> list[Checkpoint]:
     checkpoints: list[Checkpoint] = []
     if raw.get("checkpoints") is not None:
         items = _list(raw["checkpoints"], "checkpoints", errors)
@@ -223,7 +218,7 @@ def _checkpoints(raw: Mapping[str, Any], errors: _Errors) -> list[Checkpoint]:
 
 def parse_policy(raw: Any) -> Policy:
     """Validate a policy as sent; raise ``Invalid`` naming every offending field."""
-    errors = _Errors()
+    errors = Errors()
     if not isinstance(raw, Mapping):
         raise Invalid({"": ["Must be an object."]})
     for key in raw:
@@ -254,8 +249,7 @@ def parse_policy(raw: Any) -> Policy:
         errors.add("horizons_ms", "The schedule is empty; omit horizons_ms for 1d, 7d and 30d.")
     min_effect = _min_effect(raw.get("min_effect"), errors)
     cost = _cost(raw.get("cost"), errors)
-    if errors:
-        raise Invalid(dict(errors))
+    errors.raise_if_any()
     # Each was checked above, or ``errors`` was raised.
     assert isinstance(evalset_hash, str) and field_name is not None
     assert isinstance(higher_is_better, bool)

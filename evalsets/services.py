@@ -14,7 +14,6 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from evalsets import selectors, verdict
-from evalsets.errors import Invalid
 from evalsets.inputs import canonical_pins, check_summary, pins_hash
 from evalsets.models import (
     GATE_OPEN,
@@ -28,6 +27,7 @@ from evalsets.models import (
     RevertDraft,
 )
 from evalsets.policy import HIGH_WATER, Policy, parse_policy
+from loopweb.runs.checks import Invalid
 from loopweb.runs.errors import Conflict
 from loopweb.runs.models import Run
 from loopweb.tasking import enqueue

@@ -54,7 +54,7 @@ class Rule:
 
     @classmethod
     def from_json(cls, rule: Mapping[str, Any]) -> "Rule":
-        """A rule already normalized by ``signals_app.rules.parse_rule``."""
+        """A rule already normalized by ``signals_app.acceptance.parse_rule``."""
         score = rule.get("score")
         return cls(
             requires=tuple(rule.get("requires") or ()),

@@ -7,7 +7,7 @@ of them never wait on each other in opposite orders.
 
 from collections.abc import Mapping
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Any, NamedTuple
 
 from django.conf import settings
 from django.contrib.auth.models import User
@@ -348,6 +348,7 @@ def push_run(
     A second push for a job that already has its run rewrites that run (a driver retrying its
     own call must not create a second run). Returns (run, created).
     """
+    report = Report(outcome, record, finished_at, commit, merge_artifact)
     with transaction.atomic():
         if job_id is not None:
             found = Job.objects.filter(pk=job_id).values_list("origin", "cell_key").first()
@@ -367,7 +368,7 @@ def push_run(
                 None if job.in_flight else Run.objects.select_for_update().filter(job=job).first()
             )
             if existing is not None:
-                run = _rewrite(existing, outcome, record, finished_at, commit, merge_artifact)
+                run = _rewrite(existing, report)
                 changes.touch([run.cell_key])
                 hooks.run_pushed.send(sender=Run, run=run, created=False, payload=payload or {})
                 return run, False
@@ -392,7 +393,7 @@ def push_run(
             job = None
             run = Run(owner=pushed_by, **cell_fields(pin, combination, cell))
         run.pushed_by = pushed_by
-        _fill(run, outcome, record, finished_at, commit, merge_artifact)
+        _fill(run, report)
         attempt = job if job is not None and job.in_flight else None
         retried = attempt is not None and is_retried(attempt, outcome)
         run.counted = outcome not in NEVER_COUNTED and not retried
@@ -420,20 +421,24 @@ def repush_run(
     with transaction.atomic():
         # Lock the run: two re-pushes of one run apply whole, one after the other.
         run = Run.objects.select_for_update().get(pk=run.pk)
-        run = _rewrite(run, outcome, record, finished_at, commit, merge_artifact)
+        run = _rewrite(run, Report(outcome, record, finished_at, commit, merge_artifact))
         changes.touch([run.cell_key])
         hooks.run_pushed.send(sender=Run, run=run, created=False, payload=payload or {})
     return run
 
 
-def _fill(
-    run: Run,
-    outcome: str,
-    record: Mapping[str, Any],
-    finished_at: datetime,
-    commit: str,
-    merge_artifact: str,
-) -> None:
+class Report(NamedTuple):
+    """What a push says of its run."""
+
+    outcome: str
+    record: Mapping[str, Any]
+    finished_at: datetime
+    commit: str
+    merge_artifact: str
+
+
+def _fill(run: Run, report: Report) -> None:
+    outcome, record, finished_at, commit, merge_artifact = report
     run.outcome = outcome
     run.record = dict(record)
     run.finished_at = finished_at
@@ -444,16 +449,9 @@ def _fill(
     run.validator_rating = _rating_for(pin, outcome, record)
 
 
-def _rewrite(
-    run: Run,
-    outcome: str,
-    record: Mapping[str, Any],
-    finished_at: datetime,
-    commit: str,
-    merge_artifact: str,
-) -> Run:
-    _fill(run, outcome, record, finished_at, commit, merge_artifact)
-    run.counted = outcome not in NEVER_COUNTED and not (
+def _rewrite(run: Run, report: Report) -> Run:
+    _fill(run, report)
+    run.counted = report.outcome not in NEVER_COUNTED and not (
         run.job_id is not None and retried(run.job_id)
     )
     run.save()
