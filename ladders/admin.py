@@ -56,7 +56,7 @@ class LadderAdmin(admin.ModelAdmin):
     def run_ladders(self, request, queryset):
         for ladder in queryset:
             try:
-                services.start_dispatch(ladder=ladder)
+                services.start_dispatch(ladder=ladder, by=request.user)
             except Conflict as exc:
                 self.message_user(request, f"{ladder}: {exc.detail}", messages.WARNING)
             except ValidationError as exc:
@@ -101,7 +101,9 @@ class LadderAdmin(admin.ModelAdmin):
     def _stop(self, request, queryset, *, cancel_running: bool) -> None:
         for ladder in queryset:
             try:
-                cancelled = services.stop_dispatch(ladder=ladder, cancel_running=cancel_running)
+                cancelled = services.stop_dispatch(
+                    ladder=ladder, cancel_running=cancel_running, by=request.user
+                )
             except Conflict as exc:
                 self.message_user(request, f"{ladder}: {exc.detail}", messages.WARNING)
             else:

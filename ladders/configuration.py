@@ -8,6 +8,7 @@ from django.contrib.auth.models import User
 from django.core.exceptions import ValidationError
 from django.db import transaction
 
+from ladders import lifecycle
 from ladders.config import rung_problems
 from ladders.models import (
     Ladder,
@@ -28,12 +29,16 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 
-def save_ladder(*, owner: User, data: dict[str, Any], ladder: Ladder | None = None) -> Ladder:
-    """Create or replace a ladder's configuration. Never touches a running dispatch."""
+def save_ladder(
+    *, owner: User, data: dict[str, Any], ladder: Ladder | None = None, by: User | None = None
+) -> Ladder:
+    """Create or replace a ladder's configuration. Never touches a running dispatch. ``by`` is
+    who made the change (the owner unless said otherwise)."""
     problems = rung_problems(data["rungs"])
     if problems:
         raise ValidationError(problems)
     with transaction.atomic():
+        created = ladder is None
         if ladder is None:
             ladder = Ladder(owner=owner)
         else:
@@ -58,6 +63,9 @@ def save_ladder(*, owner: User, data: dict[str, Any], ladder: Ladder | None = No
             for i, c in enumerate(data["combinations"])
         )
         ladder.reviewers.set(data["reviewers"])
+        lifecycle.ladder_configured.send(
+            Ladder, ladder=ladder, by=by or owner, change="created" if created else "edited"
+        )
     return ladder
 
 
@@ -98,7 +106,7 @@ def _pin_of(rung: Rung | dict[str, Any]) -> tuple[str, str, str, str | None]:
     return (rung["case"], rung["version"], rung["variant"], rung["engine"])
 
 
-def reorder_rungs(*, ladder: Ladder, order: list[str]) -> None:
+def reorder_rungs(*, ladder: Ladder, order: list[str], by: User | None = None) -> None:
     with transaction.atomic():
         ladder = Ladder.objects.select_for_update().get(pk=ladder.pk)
         changes.touch([changes.ladder_key(ladder.pk)])
@@ -111,6 +119,9 @@ def reorder_rungs(*, ladder: Ladder, order: list[str]) -> None:
             rungs[rung_id].position = position
         Rung.objects.bulk_update(rungs.values(), ["position"])
         ladder.save(update_fields=["updated_at"])
+        lifecycle.ladder_configured.send(
+            Ladder, ladder=ladder, by=by or ladder.owner, change="rungs reordered"
+        )
 
 
 def delete_ladder(*, ladder: Ladder) -> None:

@@ -10,11 +10,12 @@ pass takes too, so they apply one after another. Locks are taken ladder, dispatc
 import logging
 from typing import TYPE_CHECKING, Any
 
+from django.contrib.auth.models import User
 from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils import timezone
 
-from ladders import evidence, progress
+from ladders import evidence, lifecycle, progress
 from ladders.config import MAX_RUNGS, rung_problems
 from ladders.configuration import declared_combinations
 from ladders.models import (
@@ -47,8 +48,9 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 
-def start_dispatch(*, ladder: Ladder, run_pass: bool = True) -> Dispatch:
-    """Run: snapshot the configuration, resolve the climbers, mint a dispatch, launch."""
+def start_dispatch(*, ladder: Ladder, run_pass: bool = True, by: User | None = None) -> Dispatch:
+    """Run: snapshot the configuration, resolve the climbers, mint a dispatch, launch. ``by`` is
+    who pressed Run."""
     with transaction.atomic():
         ladder = (
             Ladder.objects.select_for_update(of=("self",))
@@ -79,6 +81,7 @@ def start_dispatch(*, ladder: Ladder, run_pass: bool = True) -> Dispatch:
                 {"climbers": ["Add a combination group or a combination before running."]}
             )
         snapshot = _snapshot(ladder, rungs)
+        previous = dispatch.dispatch_id if dispatch is not None else None
         if dispatch is None:
             dispatch = Dispatch(ladder=ladder)
         else:
@@ -91,11 +94,14 @@ def start_dispatch(*, ladder: Ladder, run_pass: bool = True) -> Dispatch:
         dispatch.started_at = timezone.now()
         dispatch.ended_at = None
         dispatch.passes = 0
+        dispatch.started_by = by
+        dispatch.stopped_by = None
         dispatch.save()
         for climber in climbers:
             climber.dispatch = dispatch
         DispatchClimber.objects.bulk_create(climbers)
         hold_cells(dispatch, climbers, evidence.snapshot_rungs(snapshot))
+        lifecycle.dispatch_started.send(Dispatch, dispatch=dispatch, by=by, previous=previous)
         tasking.enqueue(launch_pass, ladder.pk)
     if run_pass:
         launch_pass_now(ladder.pk)
@@ -156,10 +162,10 @@ def _resolve_climbers(declared: list[Combination]) -> list[DispatchClimber]:
     return climbers
 
 
-def stop_dispatch(*, ladder: Ladder, cancel_running: bool = False) -> int:
+def stop_dispatch(*, ladder: Ladder, cancel_running: bool = False, by: User | None = None) -> int:
     """End the running dispatch and cancel the jobs this ladder's dispatches left in flight:
     queued and pending ones, and with ``cancel_running`` dispatched, starting and running ones.
-    Returns how many jobs were cancelled."""
+    Returns how many jobs were cancelled. ``by`` is who pressed Stop."""
     with transaction.atomic():
         # The dispatch lock: a pass in progress finishes (or has not started) before the Stop
         # lands.
@@ -169,16 +175,27 @@ def stop_dispatch(*, ladder: Ladder, cancel_running: bool = False) -> int:
         changes.touch([changes.ladder_key(ladder.pk)])
         dispatch.status = DispatchStatus.STOPPED
         dispatch.ended_at = timezone.now()
-        dispatch.save(update_fields=["status", "ended_at"])
+        dispatch.stopped_by = by
+        dispatch.save(update_fields=["status", "ended_at", "stopped_by"])
         jobs = lock_to_cancel(evidence.stop_cancels(ladder.pk, cancel_running=cancel_running))
         cancelled = mark_canceled(jobs)
         # The standing at the moment of the Stop is the dispatch's final one.
         [loaded] = evidence.load([dispatch])
-        progress.freeze(dispatch, standing_of(loaded, running=False))
+        final = progress.freeze(dispatch, standing_of(loaded, running=False))
+        lifecycle.dispatch_ended.send(
+            Dispatch,
+            dispatch=dispatch,
+            final=final,
+            by=by,
+            cancel_running=cancel_running,
+            cancelled=cancelled,
+        )
         return cancelled
 
 
-def retry_climber(*, ladder: Ladder, combination_key: str, run_pass: bool = True) -> None:
+def retry_climber(
+    *, ladder: Ladder, combination_key: str, run_pass: bool = True, by: User | None = None
+) -> None:
     with transaction.atomic():
         dispatch = Dispatch.objects.select_for_update().filter(ladder=ladder).first()
         if dispatch is None or dispatch.status != DispatchStatus.RUNNING:
@@ -198,6 +215,7 @@ def retry_climber(*, ladder: Ladder, combination_key: str, run_pass: bool = True
                 )
             row.retried_at = timezone.now()
             row.save(update_fields=["retried_at"])
+            lifecycle.climber_retried.send(Dispatch, dispatch=dispatch, climber=row, by=by)
             tasking.enqueue(launch_pass, ladder.pk)
             break
         else:

@@ -118,6 +118,13 @@ class Dispatch(models.Model):
     started_at = models.DateTimeField()
     ended_at = models.DateTimeField(null=True, blank=True)
     passes = models.PositiveIntegerField(default=0)
+    # Who pressed Run and Stop (empty for a script, or once the user is deleted).
+    started_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    stopped_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
 
     class Meta:
         verbose_name_plural = "dispatches"
@@ -148,6 +155,9 @@ class DispatchClimber(models.Model):
     # Verdicts the launch passes wrote: {rungId: "passed" | "failed"}.
     verdicts = models.JSONField(default=dict)
     retried_at = models.DateTimeField(null=True, blank=True)
+    # Why the last launch pass found the climber blocked ("" when it was not): a pass that finds
+    # a new block announces it once (``lifecycle.climbers_blocked``).
+    blocked = models.CharField(max_length=32, blank=True, default="")
 
     class Meta:
         ordering = ["dispatch", "position"]

@@ -15,7 +15,7 @@ from django.db.models import Q
 from django.utils import timezone
 from psycopg.types.json import Jsonb
 
-from ladders import evidence, progress
+from ladders import evidence, lifecycle, progress
 from ladders.models import (
     Dispatch,
     DispatchCell,
@@ -23,8 +23,8 @@ from ladders.models import (
     DispatchStatus,
 )
 from ladders.progress import standing_of
-from ladders.standing import RungSnap, Standing
-from ladders.statuses import RUNNING
+from ladders.standing import ClimberStanding, RungSnap, Standing
+from ladders.statuses import BLOCKED, RUNNING
 from ladders.tasks import requeue_interrupted
 from loopweb.runs import changes
 from loopweb.runs.cells import CombinationCell, cell_key
@@ -94,7 +94,10 @@ def run_launch_pass(*, ladder_id: int) -> PassReport | None:
         dispatch.passes += 1
         dispatch.save(update_fields=["status", "ended_at", "passes"])
         if finished:
-            progress.freeze(dispatch, standing.ended())
+            final = progress.freeze(dispatch, standing.ended())
+            lifecycle.dispatch_ended.send(
+                Dispatch, dispatch=dispatch, final=final, by=None, cancel_running=False, cancelled=0
+            )
         return PassReport(dispatch.dispatch_id, len(jobs), cancelled, published, finished)
 
 
@@ -129,9 +132,11 @@ def _room_in_cells(targets: dict[str, int]) -> dict[str, int]:
 
 
 def _record(dispatch: Dispatch, loaded: evidence.Loaded, standing: Standing) -> None:
-    """Pin newly resolved cells and write newly decided verdicts."""
+    """Pin newly resolved cells, write newly decided verdicts and note blocks, announcing the
+    new ones."""
     changed: list[DispatchClimber] = []
     pinned: list[DispatchClimber] = []
+    blocked: list[tuple[DispatchClimber, ClimberStanding]] = []
     for row, climber in zip(loaded.climbers, standing.climbers, strict=True):
         cell = climber.combination_cell
         if climber.pin_now and cell is not None:  # a climber pinned now has its cell
@@ -140,28 +145,36 @@ def _record(dispatch: Dispatch, loaded: evidence.Loaded, standing: Standing) -> 
             pinned.append(row)
         if climber.new_verdicts:
             row.verdicts = {**row.verdicts, **climber.new_verdicts}
-        if climber.pin_now or climber.new_verdicts:
+        block = (climber.blocked_reason or "") if climber.status == BLOCKED else ""
+        block_changed = block != row.blocked
+        if block_changed:
+            row.blocked = block
+            if block:
+                blocked.append((row, climber))
+        if climber.pin_now or climber.new_verdicts or block_changed:
             changed.append(row)
     if changed:
         _write_climbers(changed)
     if pinned:
         hold_cells(dispatch, pinned, loaded.rungs)
+    if blocked:
+        lifecycle.climbers_blocked.send(Dispatch, dispatch=dispatch, climbers=blocked)
 
 
 def _write_climbers(climbers: list[DispatchClimber]) -> None:
     """One UPDATE for every changed climber, however many decisions the pass recorded."""
     if connection.vendor != "postgresql":
         DispatchClimber.objects.bulk_update(
-            climbers, ["combination_cell", "pinned_key", "verdicts"]
+            climbers, ["combination_cell", "pinned_key", "verdicts", "blocked"]
         )
         return
     with connection.cursor() as cursor:
         cursor.execute(
             f"UPDATE {DispatchClimber._meta.db_table} AS c"  # noqa: S608 - a model's table name
             " SET combination_cell = v.combination_cell, pinned_key = v.pinned_key,"
-            " verdicts = v.verdicts"
-            " FROM unnest(%s::bigint[], %s::jsonb[], %s::text[], %s::jsonb[])"
-            " AS v(id, combination_cell, pinned_key, verdicts)"
+            " verdicts = v.verdicts, blocked = v.blocked"
+            " FROM unnest(%s::bigint[], %s::jsonb[], %s::text[], %s::jsonb[], %s::text[])"
+            " AS v(id, combination_cell, pinned_key, verdicts, blocked)"
             " WHERE c.id = v.id",
             [
                 [c.pk for c in climbers],
@@ -171,6 +184,7 @@ def _write_climbers(climbers: list[DispatchClimber]) -> None:
                 ],
                 [c.pinned_key for c in climbers],
                 [Jsonb(c.verdicts) for c in climbers],
+                [c.blocked for c in climbers],
             ],
         )
 

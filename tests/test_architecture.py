@@ -7,6 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from ladders import lifecycle
+from ladders.models import Dispatch, Ladder
 from loopweb.runs import hooks
 from loopweb.runs.models import Job, Review, Run
 
@@ -44,6 +46,16 @@ RECEIVERS = {
 }
 
 
+#: The ladder engine's lifecycle hooks and their receivers, in order (none in the engine itself).
+LIFECYCLE: dict[str, list[str]] = {
+    "dispatch_started": [],
+    "dispatch_ended": [],
+    "climbers_blocked": [],
+    "climber_retried": [],
+    "ladder_configured": [],
+}
+
+
 def resolve(dotted: str):
     """The object a dotted name names: the longest importable module, then attributes."""
     parts = dotted.split(".")
@@ -67,7 +79,7 @@ def documented_receivers() -> dict[str, list[str]]:
     rows = {}
     for line in DOC.read_text().splitlines():
         cells = [c.strip() for c in line.strip().strip("|").split("|")]
-        if len(cells) == 3 and cells[0].strip("`") in RECEIVERS:
+        if len(cells) == 3 and cells[0].strip("`") in {*RECEIVERS, *LIFECYCLE}:
             rows[cells[0].strip("`")] = re.findall(r"`([\w.]+)`", cells[2])
     return rows
 
@@ -90,10 +102,20 @@ def test_each_hook_has_its_receivers_in_order(name):
     assert receivers_of(getattr(hooks, name), sender) == expected
 
 
+@pytest.mark.parametrize("name", sorted(LIFECYCLE))
+def test_each_lifecycle_hook_has_its_receivers_in_order(name):
+    hook = getattr(lifecycle, name)
+    assert receivers_of(hook, Dispatch) + receivers_of(hook, Ladder) == LIFECYCLE[name]
+
+
 def test_the_architecture_lists_the_receivers_as_they_are_wired():
-    assert documented_receivers() == {name: expected for name, (_, expected) in RECEIVERS.items()}
+    wired = {name: expected for name, (_, expected) in RECEIVERS.items()}
+    assert documented_receivers() == {**wired, **LIFECYCLE}
 
 
-def test_the_hooks_module_sends_only_these_hooks():
-    sent = {name for name, value in vars(hooks).items() if type(value).__name__ == "Signal"}
-    assert sent == set(RECEIVERS)
+def test_the_hooks_modules_send_only_these_hooks():
+    def sent(module):
+        return {name for name, value in vars(module).items() if type(value).__name__ == "Signal"}
+
+    assert sent(hooks) == set(RECEIVERS)
+    assert sent(lifecycle) == set(LIFECYCLE)

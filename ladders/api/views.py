@@ -108,7 +108,9 @@ class LadderViewSet(viewsets.GenericViewSet):
             data=request.data, context={**self.get_serializer_context(), "owner": ladder.owner}
         )
         body.is_valid(raise_exception=True)
-        services.save_ladder(owner=ladder.owner, data=body.validated_data, ladder=ladder)
+        services.save_ladder(
+            owner=ladder.owner, data=body.validated_data, ladder=ladder, by=request.user
+        )
         return Response(self._config(ladder))
 
     def destroy(self, request, pk=None):
@@ -149,14 +151,14 @@ class LadderViewSet(viewsets.GenericViewSet):
         ladder = self.owned()
         body = s.RungOrderSerializer(data=request.data)
         body.is_valid(raise_exception=True)
-        services.reorder_rungs(ladder=ladder, order=body.validated_data["order"])
+        services.reorder_rungs(ladder=ladder, order=body.validated_data["order"], by=request.user)
         return Response(self._config(ladder))
 
     @extend_schema(request=None, responses={200: ProgressResponse, 409: ProgressResponse})
     @action(detail=True, methods=["post"])
     def run(self, request, pk=None):
         ladder = self.owned()
-        services.start_dispatch(ladder=ladder)
+        services.start_dispatch(ladder=ladder, by=request.user)
         return progress_response(request, shared_progress.read(Ladder.objects.get(pk=ladder.pk)))
 
     @extend_schema(
@@ -169,7 +171,7 @@ class LadderViewSet(viewsets.GenericViewSet):
         body = s.StopSerializer(data=request.data)
         body.is_valid(raise_exception=True)
         cancelled = services.stop_dispatch(
-            ladder=ladder, cancel_running=body.validated_data["cancelRunning"]
+            ladder=ladder, cancel_running=body.validated_data["cancelRunning"], by=request.user
         )
         return Response({"cancelled": cancelled})
 
@@ -179,7 +181,9 @@ class LadderViewSet(viewsets.GenericViewSet):
         ladder = self.owned()
         body = s.RetrySerializer(data=request.data)
         body.is_valid(raise_exception=True)
-        services.retry_climber(ladder=ladder, combination_key=body.validated_data["climber"])
+        services.retry_climber(
+            ladder=ladder, combination_key=body.validated_data["climber"], by=request.user
+        )
         return progress_response(request, shared_progress.read(Ladder.objects.get(pk=ladder.pk)))
 
     @extend_schema(

@@ -109,7 +109,7 @@ def board_refresh(request, pk: int):
 def run(request, pk: int):
     ladder = controlled_ladder(request.user, pk)
     try:
-        services.start_dispatch(ladder=ladder)
+        services.start_dispatch(ladder=ladder, by=request.user)
     except Conflict as exc:
         messages.error(request, exc.detail)
     except ValidationError as exc:
@@ -128,7 +128,9 @@ def stop(request, pk: int):
 
 def _stop(request, ladder, *, cancel_running: bool):
     try:
-        cancelled = services.stop_dispatch(ladder=ladder, cancel_running=cancel_running)
+        cancelled = services.stop_dispatch(
+            ladder=ladder, cancel_running=cancel_running, by=request.user
+        )
     except Conflict as exc:
         messages.error(request, exc.detail)
     else:
@@ -169,7 +171,7 @@ def retry(request, pk: int):
     ladder = controlled_ladder(request.user, pk)
     key = request.POST.get("climber", "")
     try:
-        services.retry_climber(ladder=ladder, combination_key=key)
+        services.retry_climber(ladder=ladder, combination_key=key, by=request.user)
     except Conflict as exc:
         messages.error(request, exc.detail)
     except ValidationError as exc:

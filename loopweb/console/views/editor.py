@@ -55,7 +55,9 @@ def _editor(request, ladder: Ladder | None):
             data, errors = validate_ladder(state, request, owner)
             if data is not None:
                 try:
-                    saved = services.save_ladder(owner=owner, data=data, ladder=ladder)
+                    saved = services.save_ladder(
+                        owner=owner, data=data, ladder=ladder, by=request.user
+                    )
                 except ValidationError as exc:
                     errors = service_errors(exc)
                 else:
