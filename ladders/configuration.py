@@ -1,8 +1,7 @@
 """A ladder's configuration: its rungs, groups, combinations and reviewers. Saving one never
 touches a running dispatch (a dispatch works from its snapshot)."""
 
-import logging
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from django.contrib.auth.models import User
 from django.core.exceptions import ValidationError
@@ -18,15 +17,7 @@ from ladders.models import (
     mint_rung_id,
 )
 from loopweb.runs import changes
-from loopweb.runs.models import (
-    Combination,
-    GroupMember,
-)
-
-if TYPE_CHECKING:
-    pass
-
-log = logging.getLogger(__name__)
+from loopweb.runs.models import Combination, GroupMember
 
 
 def save_ladder(

@@ -7,8 +7,7 @@ pass takes too, so they apply one after another. Locks are taken ladder, dispatc
 (docs/architecture.md, "Locks").
 """
 
-import logging
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from django.contrib.auth.models import User
 from django.core.exceptions import ValidationError
@@ -36,16 +35,9 @@ from ladders.tasks import launch_pass
 from loopweb import tasking
 from loopweb.runs import changes
 from loopweb.runs.errors import Conflict
-from loopweb.runs.models import (
-    Combination,
-)
+from loopweb.runs.models import Combination
 from loopweb.runs.resolve import CatalogView, Unresolvable, combination_cell
 from loopweb.runs.services import lock_to_cancel, mark_canceled
-
-if TYPE_CHECKING:
-    pass
-
-log = logging.getLogger(__name__)
 
 
 def start_dispatch(*, ladder: Ladder, run_pass: bool = True, by: User | None = None) -> Dispatch:

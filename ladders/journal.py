@@ -1,6 +1,5 @@
 """Journaling a dispatch: its standing as one run of an evalset, for the verify gate."""
 
-import logging
 from typing import TYPE_CHECKING
 
 from django.contrib.auth.models import User
@@ -15,15 +14,10 @@ from ladders.models import (
 )
 from ladders.progress import standing_of
 from loopweb.runs.errors import Conflict
-from loopweb.runs.models import (
-    Run,
-)
+from loopweb.runs.models import Run
 
 if TYPE_CHECKING:
     from evalsets.models import EvalsetRun
-
-log = logging.getLogger(__name__)
-
 
 METRIC_FIELDS = ("usd_micros", "input_tokens", "output_tokens")
 

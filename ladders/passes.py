@@ -8,7 +8,6 @@ taken dispatch, climber, job, then the cells' advisory locks.
 
 import logging
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 from django.db import connection, transaction
 from django.db.models import Q
@@ -35,9 +34,6 @@ from loopweb.runs.models import (
     Run,
 )
 from loopweb.runs.services import enqueue, lock_to_cancel, mark_canceled, new_job
-
-if TYPE_CHECKING:
-    pass
 
 log = logging.getLogger(__name__)
 
