@@ -6,7 +6,7 @@ class Migration(migrations.Migration):
     cells. The rows are kept; the unique constraint is rebuilt on the renamed column."""
 
     dependencies = [
-        ("ladders", "0005_dispatch_hands_and_blocks"),
+        ("ladders", "0004_climber_pinned_key"),
     ]
 
     operations = [
