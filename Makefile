@@ -6,8 +6,8 @@ PG_URL ?= postgres://postgres@127.0.0.1:5432/loopweb
 TEST_DATABASE_URL ?= $(if $(DATABASE_URL),$(DATABASE_URL),$(PG_URL))
 PYTEST_ARGS ?=
 
-.PHONY: setup demo serve test test-sqlite test-browser-repeat lint format bench fuzz stress scale \
-	browsers clean
+.PHONY: setup demo serve test test-fast test-sqlite test-browser-repeat lint format bench fuzz \
+	stress scale browsers clean
 
 $(PY):
 	"$$(scripts/find-python)" -m venv $(VENV)
@@ -29,6 +29,15 @@ serve: setup
 test: setup
 	DATABASE_URL=$(TEST_DATABASE_URL) DEBUG=1 $(PY) -m pytest -n 2 --dist loadgroup $(PYTEST_ARGS)
 
+# The suite without the browser, stress, fuzz, scale and benchmark tests, with the core modules'
+# coverage and its floor (pyproject's [tool.coverage.report] names the modules). `--lf` works:
+# PYTEST_ARGS="--lf" reruns what failed last.
+COVERAGE_FLOOR ?= 90
+test-fast: setup
+	DATABASE_URL=$(TEST_DATABASE_URL) DEBUG=1 $(PY) -m pytest -n 2 --dist loadgroup -m "not browser" \
+	  --ignore=tests/stress --ignore=tests/fuzz --ignore=tests/scale --ignore=tests/bench \
+	  --cov --cov-report=term --cov-fail-under=$(COVERAGE_FLOOR) $(PYTEST_ARGS)
+
 # The suite on SQLite, the demo's database, minus the tests that need PostgreSQL itself (marked
 # postgres). Each xdist worker gets a fresh file of its own: var/test_sqlite-suite.sqlite3_gw0, ...
 SQLITE_URL := sqlite:///$(CURDIR)/var/sqlite-suite.sqlite3
@@ -46,10 +55,14 @@ test-browser-repeat: setup
 	  else echo "run $$i: FAILED (var/browser-run-$$i.log)"; tail -n 30 var/browser-run-$$i.log; fi; \
 	done; echo "$$passed of $(BROWSER_REPEAT) runs passed"; [ "$$passed" -eq $(BROWSER_REPEAT) ]
 
+# ruff, the migrations, the layers and the pure modules (import-linter), the types (mypy: strict
+# on the pure modules and the services). docs/architecture.md explains the contracts.
 lint: setup
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 	DEBUG=1 $(PY) manage.py makemigrations --check --dry-run
+	DEBUG=1 $(VENV)/bin/lint-imports --no-cache
+	DEBUG=1 $(VENV)/bin/mypy .
 
 format: setup
 	$(VENV)/bin/ruff format .

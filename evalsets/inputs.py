@@ -10,7 +10,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from evalsets.errors import Invalid
+from loopweb.runs.checks import Errors, Invalid, join
 from loopweb.runs.models.catalog import PIN_PART
 from loopweb.runs.numbers import json_integer
 
@@ -32,18 +32,16 @@ def canonical_pins(raw: Any) -> list[dict[str, str | None]]:
         raise Invalid({"": ["Give a non-empty list of case pins."]})
     if len(raw) > MAX_PINS:
         raise Invalid({"": [f"At most {MAX_PINS} pins."]})
-    errors: dict[str, list[str]] = {}
+    errors = Errors()
     pins: list[dict[str, str | None]] = []
     seen: set[tuple] = set()
     for index, item in enumerate(raw):
         if not isinstance(item, Mapping):
-            errors[str(index)] = ["A pin is {case, version, variant, engine}."]
+            errors.add(str(index), "A pin is {case, version, variant, engine}.")
             continue
         for key in item:
             if key not in PIN_KEYS:
-                errors[f"{index}.{key}"] = [
-                    "Unknown key; a pin is {case, version, variant, engine}."
-                ]
+                errors.add(join(str(index), key), UNKNOWN_PIN_KEY)
         pin = {
             "case": item.get("case"),
             "version": item.get("version"),
@@ -51,24 +49,23 @@ def canonical_pins(raw: Any) -> list[dict[str, str | None]]:
             "engine": item.get("engine"),
         }
         if not isinstance(pin["case"], str) or not SLUG.fullmatch(pin["case"]):
-            errors[f"{index}.case"] = ["Must be a case slug."]
+            errors.add(join(str(index), "case"), "Must be a case slug.")
         for part in ("version", "variant"):
             if not isinstance(pin[part], str) or not PIN_PART.regex.fullmatch(pin[part]):
-                errors[f"{index}.{part}"] = [PIN_PART.message]
+                errors.add(join(str(index), part), str(PIN_PART.message))
         if pin["engine"] is not None and (
             not isinstance(pin["engine"], str) or not PIN_PART.regex.fullmatch(pin["engine"])
         ):
-            errors[f"{index}.engine"] = ["Must be null or an engine name."]
+            errors.add(join(str(index), "engine"), "Must be null or an engine name.")
         if any(key.startswith(f"{index}.") for key in errors):
             continue
         identity = tuple(pin[key] for key in PIN_KEYS)
         if identity in seen:
-            errors[str(index)] = ["This pin is already in the evalset."]
+            errors.add(str(index), "This pin is already in the evalset.")
             continue
         seen.add(identity)
         pins.append(pin)
-    if errors:
-        raise Invalid(errors)
+    errors.raise_if_any()
     return pins
 
 
@@ -95,25 +92,24 @@ def check_summary(raw: Any) -> dict[str, int | float]:
         raise Invalid({"": ["Must be an object with at least passed and failed."]})
     if len(raw) > MAX_SUMMARY_KEYS:
         raise Invalid({"": [f"At most {MAX_SUMMARY_KEYS} keys."]})
-    errors: dict[str, list[str]] = {}
+    errors = Errors()
     summary = dict(raw)
     for key in REQUIRED_COUNTS:
         count = json_integer(raw.get(key))
         if key not in raw:
-            errors[key] = ["This field is required."]
+            errors.add(key, "This field is required.")
         elif count is None:
-            errors[key] = ["Must be a non-negative integer."]
+            errors.add(key, "Must be a non-negative integer.")
         elif not 0 <= count <= MAX_INT:
-            errors[key] = ["Must be a non-negative integer." if count < 0 else "Too large."]
+            errors.add(key, "Must be a non-negative integer." if count < 0 else "Too large.")
         else:
             summary[key] = count
     for key, item in raw.items():
         if key in REQUIRED_COUNTS:
             continue
         if not key or len(key) > MAX_KEY:
-            errors[key or "non_field_errors"] = [f"Keys are 1-{MAX_KEY} characters."]
+            errors.add(key or "non_field_errors", f"Keys are 1-{MAX_KEY} characters.")
         elif not _json_number(item):
-            errors[key] = [f"Must be a number from {-MAX_INT - 1} to {MAX_INT}."]
-    if errors:
-        raise Invalid(errors)
+            errors.add(key, f"Must be a number from {-MAX_INT - 1} to {MAX_INT}.")
+    errors.raise_if_any()
     return summary

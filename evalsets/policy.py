@@ -4,12 +4,12 @@ Pure: ``parse_policy`` takes what a client sent and returns a ``Policy`` or rais
 whose keys are dotted paths inside the policy (``checkpoints.1``, ``min_effect``).
 """
 
+import dataclasses
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
-from evalsets.errors import Invalid
 from evalsets.verdict import (
     DEFAULT_HORIZONS_MS,
     KINDS,
@@ -17,6 +17,7 @@ from evalsets.verdict import (
     CostBound,
     effective_schedule,
 )
+from loopweb.runs.checks import Errors, Invalid
 from loopweb.runs.numbers import json_integer
 
 #: The engine stores counts and milliseconds as i64.
@@ -48,7 +49,7 @@ class Policy:
     horizons_ms: tuple[int, ...] = DEFAULT_HORIZONS_MS
     checkpoints: tuple[Checkpoint, ...] = ()
     baseline: str = NEWEST_BEFORE_APPLY
-    min_effect: dict[str, float] | None = field(default=None, hash=False)
+    min_effect: dict[str, float] | None = dataclasses.field(default=None, hash=False)
     cost: CostBound | None = None
 
     def schedule(self) -> list[Checkpoint]:
@@ -77,16 +78,17 @@ class Policy:
         }
 
 
-def _count(raw: Any) -> tuple[int | None, str | None]:
-    """A non-negative JSON integer (3 or 3.0; booleans, 3.5 and strings such as "1d" are not)."""
-    raw = json_integer(raw)
-    if raw is None:
-        return None, "Must be a non-negative integer (a bare number of milliseconds or a count)."
-    if raw < 0:
-        return None, "Must not be negative."
-    if raw > MAX_COUNT:
-        return None, f"Must be at most {MAX_COUNT}."
-    return raw, None
+def _count(raw: Any) -> int | str:
+    """A non-negative JSON integer (3 or 3.0; booleans, 3.5 and strings such as "1d" are not),
+    or what is wrong with it."""
+    value = json_integer(raw)
+    if value is None:
+        return "Must be a non-negative integer (a bare number of milliseconds or a count)."
+    if value < 0:
+        return "Must not be negative."
+    if value > MAX_COUNT:
+        return f"Must be at most {MAX_COUNT}."
+    return value
 
 
 def _number(raw: Any) -> float | None:
@@ -110,12 +112,7 @@ def _name(raw: Any) -> str | None:
     return None
 
 
-class _Errors(dict):
-    def add(self, path: str, message: str) -> None:
-        self.setdefault(path, []).append(message)
-
-
-def _checkpoint(raw: Any, path: str, errors: _Errors) -> Checkpoint | None:
+def _checkpoint(raw: Any, path: str, errors: Errors) -> Checkpoint | None:
     if isinstance(raw, Mapping):
         if len(raw) != 1:
             errors.add(
@@ -128,19 +125,19 @@ def _checkpoint(raw: Any, path: str, errors: _Errors) -> Checkpoint | None:
         if kind not in KINDS:
             errors.add(path, f"Unknown key {kind!r}; use after_ms, after_runs or after_grains.")
             return None
-        count, problem = _count(after)
-        if problem:
-            errors.add(path, f"{kind}: {problem}")
+        count = _count(after)
+        if isinstance(count, str):
+            errors.add(path, f"{kind}: {count}")
             return None
         return Checkpoint.of(kind, count)
-    count, problem = _count(raw)
-    if problem:
-        errors.add(path, problem)
+    count = _count(raw)
+    if isinstance(count, str):
+        errors.add(path, count)
         return None
     return Checkpoint.of("after_ms", count)
 
 
-def _list(raw: Any, path: str, errors: _Errors) -> list | None:
+def _list(raw: Any, path: str, errors: Errors) -> list[Any] | None:
     if not isinstance(raw, list):
         errors.add(path, "Must be a list.")
         return None
@@ -150,7 +147,7 @@ def _list(raw: Any, path: str, errors: _Errors) -> list | None:
     return raw
 
 
-def _min_effect(raw: Any, errors: _Errors) -> dict[str, float] | None:
+def _min_effect(raw: Any, errors: Errors) -> dict[str, float] | None:
     if raw is None:
         return None
     if not isinstance(raw, Mapping):
@@ -174,7 +171,7 @@ def _min_effect(raw: Any, errors: _Errors) -> dict[str, float] | None:
     return {key: _as_given(raw[key], amount)}
 
 
-def _cost(raw: Any, errors: _Errors) -> CostBound | None:
+def _cost(raw: Any, errors: Errors) -> CostBound | None:
     if raw is None:
         return None
     if not isinstance(raw, Mapping):
@@ -193,9 +190,35 @@ def _cost(raw: Any, errors: _Errors) -> CostBound | None:
     return CostBound(name, _as_given(raw["max_increase_ratio"], ratio)) if name else None
 
 
+def _horizons(raw: Mapping[str, Any], errors: Errors) -> list[int]:
+    horizons: list[int] = list(DEFAULT_HORIZONS_MS)
+    if raw.get("horizons_ms") is not None:
+        items = _list(raw["horizons_ms"], "horizons_ms", errors)
+        if items is not None:
+            horizons = []
+            for index, item in enumerate(items):
+                count = _count(item)
+                if isinstance(count, str):
+                    errors.add(f"horizons_ms.{index}", count)
+                else:
+                    horizons.append(count)
+    return horizons
+
+
+def _checkpoints(raw: Mapping[str, Any], errors: Errors) -> list[Checkpoint]:
+    checkpoints: list[Checkpoint] = []
+    if raw.get("checkpoints") is not None:
+        items = _list(raw["checkpoints"], "checkpoints", errors)
+        for index, item in enumerate(items or []):
+            checkpoint = _checkpoint(item, f"checkpoints.{index}", errors)
+            if checkpoint is not None:
+                checkpoints.append(checkpoint)
+    return checkpoints
+
+
 def parse_policy(raw: Any) -> Policy:
     """Validate a policy as sent; raise ``Invalid`` naming every offending field."""
-    errors = _Errors()
+    errors = Errors()
     if not isinstance(raw, Mapping):
         raise Invalid({"": ["Must be an object."]})
     for key in raw:
@@ -212,25 +235,8 @@ def parse_policy(raw: Any) -> Policy:
     if not isinstance(higher_is_better, bool):
         errors.add("higher_is_better", "Required: true or false (there is no default).")
 
-    horizons: list[int] = list(DEFAULT_HORIZONS_MS)
-    if raw.get("horizons_ms") is not None:
-        items = _list(raw["horizons_ms"], "horizons_ms", errors)
-        if items is not None:
-            horizons = []
-            for index, item in enumerate(items):
-                count, problem = _count(item)
-                if problem:
-                    errors.add(f"horizons_ms.{index}", problem)
-                else:
-                    horizons.append(count)
-
-    checkpoints: list[Checkpoint] = []
-    if raw.get("checkpoints") is not None:
-        items = _list(raw["checkpoints"], "checkpoints", errors)
-        for index, item in enumerate(items or []):
-            checkpoint = _checkpoint(item, f"checkpoints.{index}", errors)
-            if checkpoint is not None:
-                checkpoints.append(checkpoint)
+    horizons = _horizons(raw, errors)
+    checkpoints = _checkpoints(raw, errors)
 
     baseline = raw.get("baseline")
     if baseline is None:
@@ -243,8 +249,10 @@ def parse_policy(raw: Any) -> Policy:
         errors.add("horizons_ms", "The schedule is empty; omit horizons_ms for 1d, 7d and 30d.")
     min_effect = _min_effect(raw.get("min_effect"), errors)
     cost = _cost(raw.get("cost"), errors)
-    if errors:
-        raise Invalid(dict(errors))
+    errors.raise_if_any()
+    # Each was checked above, or ``errors`` was raised.
+    assert isinstance(evalset_hash, str) and field_name is not None
+    assert isinstance(higher_is_better, bool)
     return Policy(
         hash=evalset_hash,
         field=field_name,

@@ -8,12 +8,12 @@ from collections.abc import Mapping
 from datetime import datetime, timedelta
 from typing import Any
 
+from django.contrib.auth.models import User
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from evalsets import selectors, verdict
-from evalsets.errors import Invalid
 from evalsets.inputs import canonical_pins, check_summary, pins_hash
 from evalsets.models import (
     GATE_OPEN,
@@ -27,6 +27,7 @@ from evalsets.models import (
     RevertDraft,
 )
 from evalsets.policy import HIGH_WATER, Policy, parse_policy
+from loopweb.runs.checks import Invalid
 from loopweb.runs.errors import Conflict
 from loopweb.runs.models import Run
 from loopweb.tasking import enqueue
@@ -45,7 +46,7 @@ def _invalid(exc: Invalid, prefix: str) -> ValidationError:
     return ValidationError(exc.prefixed(prefix))
 
 
-def create_evalset(*, name: str, pins: Any, created_by=None) -> tuple[Evalset, bool]:
+def create_evalset(*, name: str, pins: Any, created_by: User | None = None) -> tuple[Evalset, bool]:
     """Create an evalset, or return the one with the same pins (and False)."""
     try:
         pins = canonical_pins(pins)
@@ -68,7 +69,7 @@ def journal_run(
     evalset: Evalset,
     summary: Mapping[str, Any],
     journaled_at: datetime | None = None,
-    journaled_by=None,
+    journaled_by: User | None = None,
 ) -> EvalsetRun:
     """Journal one summary of an evalset and have the gate look at the proposals it measures.
 
@@ -100,9 +101,9 @@ def journal_run(
 
 
 def create_proposal(
-    *, owner, title: str, authored_by: str, applicable: bool, outcome_evalset: Any
+    *, owner: User, title: str, authored_by: str, applicable: bool, outcome_evalset: Any
 ) -> Proposal:
-    errors: dict[str, list] = {}
+    errors: dict[str, list[Any]] = {}
     title = (title or "").strip()
     if not title or len(title) > 300:
         errors["title"] = ["Give a title of 1-300 characters."]
@@ -124,6 +125,7 @@ def create_proposal(
             ]
     if errors:
         raise ValidationError(errors)
+    assert policy is not None and evalset is not None  # or there were errors
     with transaction.atomic():
         return Proposal.objects.create(
             owner=owner,
@@ -168,10 +170,10 @@ def _schedule_verification(proposal: Proposal) -> None:
     enqueue(tasks.verify_proposal, proposal.pk)
     if not tasks.verify_proposal.get_backend().supports_defer:
         return  # the periodic ``verify_gate`` sweep brings time checkpoints due
-    moments = {
-        verdict.due_at(checkpoint, proposal.applied_at) for checkpoint in proposal.policy.schedule()
-    }
-    for moment in sorted(m for m in moments if m is not None and m > proposal.applied_at):
+    applied_at = proposal.applied_at
+    assert applied_at is not None, "only an applied proposal is verified"
+    moments = {verdict.due_at(checkpoint, applied_at) for checkpoint in proposal.policy.schedule()}
+    for moment in sorted(m for m in moments if m is not None and m > applied_at):
         enqueue(tasks.verify_proposal.using(run_after=moment), proposal.pk)
 
 
@@ -229,6 +231,8 @@ def verify_proposal(*, proposal_id: int, now: datetime | None = None) -> list[Ou
         )
         if proposal is None:
             return []
+        applied_at = proposal.applied_at
+        assert applied_at is not None  # GATE_OPEN
         policy = proposal.policy
         schedule = policy.schedule()
         recorded = {
@@ -242,10 +246,8 @@ def verify_proposal(*, proposal_id: int, now: datetime | None = None) -> list[Ou
         since = selectors.runs_since_apply(proposal, now)
         grains = 0
         if any(c.kind == verdict.AFTER_GRAINS for c in waiting):
-            grains = Run.objects.filter(
-                created_at__gte=proposal.applied_at, created_at__lte=now
-            ).count()
-        progress = verdict.Progress(proposal.applied_at, now, since.count(), grains)
+            grains = Run.objects.filter(created_at__gte=applied_at, created_at__lte=now).count()
+        progress = verdict.Progress(applied_at, now, since.count(), grains)
         due = [c for c in waiting if verdict.is_due(c, progress)]
         if not has_baseline_run(proposal):
             if len(due) == len(waiting):
@@ -280,7 +282,14 @@ def verify_proposal(*, proposal_id: int, now: datetime | None = None) -> list[Ou
 
 
 def _record(
-    proposal, policy, checkpoint, judgement, baseline_run, best_before, current, now
+    proposal: Proposal,
+    policy: Policy,
+    checkpoint: verdict.Checkpoint,
+    judgement: verdict.Judgement,
+    baseline_run: EvalsetRun,
+    best_before: float | None,
+    current: EvalsetRun,
+    now: datetime,
 ) -> OutcomeResult | None:
     cost = judgement.cost
     try:
@@ -294,7 +303,9 @@ def _record(
                 verdict=judgement.verdict,
                 baseline_kind=policy.baseline,
                 baseline_run=baseline_run,
-                best_before=best_before,
+                # Not null: no run before the apply with a readable value fails here, and is
+                # then taken for a result recorded already.
+                best_before=best_before,  # type: ignore[misc]
                 tolerance=judgement.tolerance,
                 current_run=current,
                 cost_read=cost.status if cost else "",
@@ -314,6 +325,7 @@ def _record(
             proposal=proposal, defaults={"result": result, "reason": f"Regressed: {reason}."}
         )
     elif judgement.verdict == verdict.HELD_COSTLIER:
+        assert cost is not None and policy.cost is not None  # a cost bound was read
         AdvisoryFlag.objects.get_or_create(
             proposal=proposal,
             defaults={

@@ -244,11 +244,11 @@ def _cell_in_flight(cells: Q) -> dict[str, int]:
 
 
 def _split(origin: str, prefixes: dict[str, int]) -> tuple[int, str] | None:
-    dispatch_prefix = origin[: origin.rfind("/") + 1]
+    dispatch_prefix, rung_id = origins.split(origin)
     pk = prefixes.get(dispatch_prefix)
     if pk is None:
         return None
-    return pk, origin[len(dispatch_prefix) :]
+    return pk, rung_id
 
 
 def _per_origin_and_cell(jobs, aggregate):

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 from enum import StrEnum
 from itertools import islice
-from typing import NamedTuple
+from typing import Any, NamedTuple, Protocol
 
 from loopweb.runs.outcomes import BROKEN, MODEL_FAILURES, rating_at_least
 
@@ -34,7 +34,7 @@ class Gate:
     early_stop: bool = False
 
     @classmethod
-    def from_json(cls, data: dict) -> "Gate":
+    def from_json(cls, data: dict[str, Any]) -> "Gate":
         threshold = data.get("threshold") or {"count": 1}
         return cls(
             floor=data.get("floor", "scuffed"),
@@ -62,7 +62,20 @@ class RunRead:
     build_loaded: bool | None
 
 
-def read_run(run: RunRead, gate: Gate) -> Read:
+class ReadableRun(Protocol):
+    """What the gate reads of a run: a ``RunRead``, or a slot's run as the standing holds it."""
+
+    @property
+    def outcome(self) -> str: ...
+
+    @property
+    def rating(self) -> str | None: ...
+
+    @property
+    def build_loaded(self) -> bool | None: ...
+
+
+def read_run(run: ReadableRun, gate: Gate) -> Read:
     rating = run.rating
     if run.outcome in MODEL_FAILURES:
         rating = BROKEN  # the model had its attempt: read as broken
@@ -83,7 +96,7 @@ class Tally(NamedTuple):
     in_flight: int
     required: int
 
-    def as_json(self) -> dict:
+    def as_json(self) -> dict[str, int]:
         counted, rated, unrated, passing, pending, in_flight, required = self
         return {
             "counted": counted,
@@ -96,7 +109,7 @@ class Tally(NamedTuple):
         }
 
 
-def tally(runs: Iterable[RunRead], *, target: int, in_flight: int, gate: Gate) -> Tally:
+def tally(runs: Iterable[ReadableRun], *, target: int, in_flight: int, gate: Gate) -> Tally:
     """Tally a slot: its runs (the first ``target`` counted runs of its cell) and its cell's jobs
     in flight, both read up to the target."""
     counted = passing = unrated = 0

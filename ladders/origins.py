@@ -29,6 +29,12 @@ def origin(ladder_id: int, dispatch_id: str, rung_id: str) -> str:
     return f"{dispatch_prefix(ladder_id, dispatch_id)}{rung_id}"
 
 
+def split(origin: str) -> tuple[str, str]:
+    """(its dispatch's prefix, the rung id) of a ladder job's origin: cheap, for many rows."""
+    cut = origin.rfind("/") + 1
+    return origin[:cut], origin[cut:]
+
+
 def ladder_id_of(origin: str) -> int | None:
     """The ladder whose dispatch launched the job, or None for another origin."""
     if not origin.startswith(PREFIX):

@@ -1,4 +1,7 @@
-"""How ladders follow the run substrate: every subscriber only locks or enqueues."""
+"""How ladders follow the run substrate's hooks. The subscribers lock (a dispatch and climber
+row before a job is ended), enqueue launch passes, publish a completed run a dispatch launched,
+and cancel a retry its stopped dispatch (or its slot, decided early) no longer wants; none
+computes a standing. docs/architecture.md lists every hook's receivers in order."""
 
 from django.db import connection
 from django.db.models import Q

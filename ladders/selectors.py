@@ -16,6 +16,7 @@ from loopweb.runs.models import Run
 __all__ = [
     "NEEDS_ATTENTION",
     "NOT_RUN_YET",
+    "ladder_config_json",
     "ladder_progress",
     "ladder_summaries",
     "ladders_for",
@@ -158,3 +159,20 @@ def ladder_summaries(ladders: list[Ladder]) -> list[dict]:
             row["rungs"] = len(dispatch.snapshot["rungs"])
         rows.append(row)
     return rows
+
+
+def ladder_config_json(ladder: Ladder, stale: set) -> dict:
+    return {
+        "id": ladder.pk,
+        "name": ladder.name,
+        "rungs": [rung_json(r, ladder.runs_per_cell, stale) for r in ladder.rungs.all()],
+        "groups": [link.group_id for link in ladder.group_links.all()],
+        "combinations": [link.combination_id for link in ladder.combination_links.all()],
+        "gate": ladder.gate,
+        "runsPerCell": ladder.runs_per_cell,
+        "runsInFlightLimit": ladder.runs_in_flight_limit,
+        "retryCount": ladder.retry_count,
+        "outerAxis": ladder.outer_axis,
+        "reviewers": [u.username for u in ladder.reviewers.all()],
+        "owner": ladder.owner.username,
+    }

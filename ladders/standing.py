@@ -26,7 +26,6 @@ from ladders.statuses import (
 from loopweb.runs.cells import CasePin, CombinationCell, joined_cell_key
 
 PASSED_VERDICT, FAILED_VERDICT = Verdict.PASSED.value, Verdict.FAILED.value
-NO_RUNS: list = []
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,7 +35,7 @@ class RungSnap:
     target: int
     pin_key: str = field(init=False, repr=False, compare=False)
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         object.__setattr__(self, "pin_key", self.pin.key)  # read for every climber
 
 
@@ -46,6 +45,9 @@ class SlotRun(NamedTuple):  # thirty thousand of them for a large ladder: cheap 
     rating: str | None
     build_loaded: bool | None
     published: bool
+
+
+NO_RUNS: list[SlotRun] = []
 
 
 @dataclass(frozen=True, slots=True)
@@ -173,7 +175,7 @@ def evaluate(
     standings = []
     for climber in climbers:
         cell, pin_now, problem = _resolve(climber, held)
-        if pin_now:
+        if pin_now and cell is not None:  # a cell pinned now is one
             held.add(cell.key)
         standings.append(
             _climb(climber, cell, pin_now, problem, rungs=rungs, gate=gate, evidence=evidence)
@@ -184,7 +186,9 @@ def evaluate(
     return standing if running else standing.ended()
 
 
-def _resolve(climber: ClimberInput, held: set[str]):
+def _resolve(
+    climber: ClimberInput, held: set[str]
+) -> tuple[CombinationCell | None, bool, str | None]:
     """The climber's cell, whether to pin it now, and why it cannot launch (if it cannot)."""
     if climber.pinned is not None:
         if climber.live is None:
@@ -203,7 +207,16 @@ def _resolve(climber: ClimberInput, held: set[str]):
     return climber.live, True, climber.problem
 
 
-def _climb(climber, cell, pin_now, problem, *, rungs, gate, evidence) -> ClimberStanding:
+def _climb(
+    climber: ClimberInput,
+    cell: CombinationCell | None,
+    pin_now: bool,
+    problem: str | None,
+    *,
+    rungs: list[RungSnap],
+    gate: Gate,
+    evidence: Evidence,
+) -> ClimberStanding:
     standing = ClimberStanding(
         combination_key=climber.combination_key,
         label=climber.label,
@@ -270,8 +283,17 @@ def _climb(climber, cell, pin_now, problem, *, rungs, gate, evidence) -> Climber
     return standing
 
 
-def _undecided(standing, slot, climber, rung, key, problem, evidence) -> None:
+def _undecided(
+    standing: ClimberStanding,
+    slot: SlotStanding,
+    climber: ClimberInput,
+    rung: RungSnap,
+    key: str,
+    problem: str | None,
+    evidence: Evidence,
+) -> None:
     t = slot.tally
+    assert t is not None  # tallied before it is found undecided
     blocking = _blocking_failure(climber, rung.id, key, evidence)
     missing = t.pending - t.in_flight
     if t.in_flight > 0:
@@ -294,7 +316,9 @@ def _undecided(standing, slot, climber, rung, key, problem, evidence) -> None:
         standing.missing = max(0, missing)
 
 
-def _blocking_failure(climber, rung_id, key, evidence) -> Failure | None:
+def _blocking_failure(
+    climber: ClimberInput, rung_id: str, key: str, evidence: Evidence
+) -> Failure | None:
     """The exhausted failure that blocks the slot: ended after the climber's last Retry, and not
     replaced by a launch of the dispatch made after it ended."""
     last_launch = evidence.last_launch.get((rung_id, key))

@@ -7,7 +7,7 @@ from django_tasks_db.models import DBTaskResult
 def launch_pass(context, ladder_id: int) -> dict | None:
     """Run the ladder's launch pass, unless a later request for one is already waiting: that
     one runs after this moment and sees everything this one would, so this one is redundant."""
-    from ladders.services import run_launch_pass
+    from ladders.passes import run_launch_pass
 
     if superseded(context, ladder_id):
         return {"coalesced": True}

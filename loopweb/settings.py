@@ -4,8 +4,10 @@ DATABASE_URL     database (default: SQLite file under var/)
 SECRET_KEY       required when DEBUG is off
 DEBUG            "1" to turn debugging on
 ALLOWED_HOSTS    comma-separated host names
+CSRF_TRUSTED_ORIGINS   comma-separated origins (scheme and host) trusted for unsafe requests
 LOOPWEB_TASK_BACKEND   "database" (default) or "immediate"
 LOOPWEB_LEASE_SECONDS  how long a driver's lease on a job lasts (default 120)
+LOOPWEB_MAX_BODY_BYTES the largest request body accepted (5 MiB)
 
 Production (docs/deployment.md has the whole picture):
 
@@ -25,10 +27,20 @@ LOOPWEB_METRICS_TOKEN   a bearer token that may read /metrics; without it only s
                         anyone when DEBUG is on)
 LOG_FORMAT       "text" (default) or "json" (one JSON object per line)
 LOG_LEVEL        the level of Loopweb's own loggers (INFO)
+LOG_LEVEL_REQUESTS  the level of Django's request lines (INFO)
+LOG_LEVEL_TASKS  the level of the task queue's per-task lines (quiet by default)
+WEB_THREADS      threads per web process (8), which sizes DB_POOL_MAX_SIZE's default
+LOOPWEB_HTTPS    "0" serves plain HTTP with DEBUG off (secure cookies, the redirect and HSTS off)
+SECURE_SSL_REDIRECT    "0" leaves redirecting to HTTPS to the proxy in front
+SECURE_HSTS_SECONDS    the HSTS max-age (one year)
 LOOPWEB_SIGNIN_ADDRESS_LIMIT   sign-in attempts an address may make per window (30 per 300 s)
 LOOPWEB_SIGNIN_USER_LIMIT      failed sign-ins a username may have per window (10 per 900 s)
 LOOPWEB_PROXY_COUNT      how many proxies in front append to X-Forwarded-For (0: use the peer)
 LOOPWEB_WORKER_DEAD_AFTER  seconds without a heartbeat after which a task worker is dead (30)
+LOOPWEB_KEEP_TASKS_DAYS    days finished task rows are kept before the prune chore removes them (7)
+LOOPWEB_EXPIRE_LEASES_EVERY, LOOPWEB_RECOVER_EVERY, LOOPWEB_VERIFY_GATE_EVERY,
+LOOPWEB_PRUNE_EVERY, LOOPWEB_PRUNE_CHANGES_EVERY   seconds between runs of each worker chore
+                 (15, 15, 60, 3600, 300), whatever the number of workers
 LOOPWEB_WEBHOOK_ALLOWED_HOSTS  host names, addresses or CIDR ranges webhooks may target besides
                  public addresses (comma-separated; loopback and private ones only when listed)
 LOOPWEB_WEBHOOK_TIMEOUT / _MAX_ATTEMPTS / _RETRY_BASE / _FAILING_AFTER / _KEEP_DAYS

@@ -4,7 +4,7 @@ from django.core.exceptions import ValidationError
 from django.urls import reverse
 from django.utils.html import format_html
 
-from signals_app import rules, services
+from signals_app import acceptance, rules, services
 from signals_app.models import AcceptanceRule, Signal
 
 
@@ -60,7 +60,7 @@ class AcceptanceRuleForm(forms.ModelForm):
         cleaned = super().clean()
         raw = {key: cleaned.get(key) for key in rules.RULE_FIELDS}
         try:
-            self.rule = rules.parse_rule(raw)
+            self.rule = acceptance.parse_rule(raw)
         except ValidationError as exc:
             for path, errors in exc.error_dict.items():
                 field = path.split(".")[0]

@@ -2,7 +2,7 @@ from django.conf import settings
 from django.db import models
 
 from loopweb.runs.models import Run
-from signals_app import outcome, rules
+from signals_app import acceptance, outcome, rules
 
 
 class SignalKind(models.TextChoices):
@@ -136,4 +136,6 @@ class AcceptanceRule(models.Model):
         return f"{self.name} ({self.user})"
 
     def as_json(self) -> dict:
-        return rules.normalized_rule(**{name: getattr(self, name) for name in rules.RULE_FIELDS})
+        return acceptance.normalized_rule(
+            **{name: getattr(self, name) for name in rules.RULE_FIELDS}
+        )

@@ -9,7 +9,7 @@ used; when it used none, nothing backs it and its tier is ``asserted``.
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Literal
+from typing import Any, Literal, cast
 
 State = Literal["pass", "fail", "unknown"]
 Result = Literal["success", "failure", "unknown"]
@@ -53,8 +53,8 @@ class Rule:
     window_days: int = 14
 
     @classmethod
-    def from_json(cls, rule: Mapping) -> "Rule":
-        """A rule already normalized by ``signals_app.rules.parse_rule``."""
+    def from_json(cls, rule: Mapping[str, Any]) -> "Rule":
+        """A rule already normalized by ``signals_app.acceptance.parse_rule``."""
         score = rule.get("score")
         return cls(
             requires=tuple(rule.get("requires") or ()),
@@ -92,9 +92,9 @@ def latest(signals: Sequence[Observation], kind: str, name: str) -> Observation 
     """The latest signal of a name and kind by observed_at; of equal times, the last added."""
     found = None
     for signal in signals:
-        if signal.kind == kind and signal.name == name:
-            if found is None or signal.observed_at >= found.observed_at:
-                found = signal
+        later = found is None or signal.observed_at >= found.observed_at
+        if signal.kind == kind and signal.name == name and later:
+            found = signal
     return found
 
 
@@ -102,7 +102,8 @@ def read_verdict(signals: Sequence[Observation], name: str) -> Part:
     signal = latest(signals, "verdict", name)
     if signal is None:
         return Part("requires", name, "unknown", None, f"no {name} verdict yet")
-    state = VERDICT_STATES.get(signal.value, "unknown")
+    value = signal.value
+    state: State = VERDICT_STATES.get(value, "unknown") if isinstance(value, str) else "unknown"
     return Part(
         "requires", name, state, signal.id, f"latest {name} verdict is {signal.value}", signal.tier
     )
@@ -121,11 +122,12 @@ def read_score(signals: Sequence[Observation], target: ScoreTarget) -> Part:
             f"{target.name} is declared but not measured yet",
             signal.tier,
         )
+    value = cast(float, signal.value)  # a score's value is a number (``rules`` checks it)
     if target.better == "higher":
-        reached = signal.value >= target.target
+        reached = value >= target.target
         sign = "≥" if reached else "<"
     else:
-        reached = signal.value <= target.target
+        reached = value <= target.target
         sign = "≤" if reached else ">"
     return Part(
         "score",

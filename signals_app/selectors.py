@@ -9,7 +9,7 @@ from django.http import Http404
 from loopweb.runs.access import visible_runs
 from loopweb.runs.errors import Conflict
 from loopweb.runs.models import Run
-from signals_app import outcome, rules
+from signals_app import acceptance, outcome
 from signals_app.models import Signal
 from signals_app.services import current_rule_of, rule_owner_id
 
@@ -58,7 +58,7 @@ def rule_in_effect(run: Run) -> tuple[dict, str]:
     if run.acceptance_rule is None:
         return current_rule_of(rule_owner_id(run)), "owner"
     try:
-        return rules.parse_rule(run.acceptance_rule, check_recommended=False), "run"
+        return acceptance.parse_rule(run.acceptance_rule, check_recommended=False), "run"
     except ValidationError as exc:
         raise Conflict(
             f"run {run.pk} stores an acceptance rule that cannot be read: {exc}"

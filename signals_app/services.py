@@ -1,4 +1,6 @@
-"""Writes of signals and acceptance rules. Each public function is one transaction.
+"""Writes of signals and acceptance rules. Each public function called by a view is one
+transaction; ``record_push`` and ``snapshot_rule`` are called by the substrate's push hooks and
+run inside the push's transaction, so a refused signal rolls the push back.
 
 Signals are append-only. Appending to a run holds a lock on the run's row, so the two checks
 that read what is already there (a signal id is unique in its run; a name keeps the kind of its
@@ -9,13 +11,15 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from django.contrib.auth.models import User
 from django.db import transaction
 from django.db.models import Q, QuerySet
 from django.utils import timezone
 
+from loopweb.runs import checks
 from loopweb.runs.access import is_driver
 from loopweb.runs.models import Review, Run
-from signals_app import rules
+from signals_app import acceptance, rules, signal_checks
 from signals_app.models import AcceptanceRule, Signal, Source
 from signals_app.rules import E195, Errors, SignalData
 
@@ -63,7 +67,7 @@ def _append(
     errors: Errors,
     *,
     source: str,
-    recorded_by=None,
+    recorded_by: User | None = None,
     kind_field: str = "kind",
     id_field: str = "id",
     run_label: str = "this run",
@@ -75,7 +79,7 @@ def _append(
     A signal whose id is already on the run with the same content is the same signal sent again
     and is not added twice; the same id with other content is refused. ``on_run``, when given,
     is every signal on the run, and the database is not read. ``declared`` is what the run's
-    stored acceptance rule says of its names (``rules.rule_kinds``); a new signal must agree.
+    stored acceptance rule says of its names (``acceptance.rule_kinds``); a new signal must agree.
     """
     if on_run is None:
         ids, names = {d.id for _, d in entries}, {d.name for _, d in entries}
@@ -96,7 +100,7 @@ def _append(
                 named.append(stored)
             else:
                 errors.add(
-                    rules.join(path, id_field),
+                    checks.join(path, id_field),
                     f"A different signal with id {data.id!r} is already on {run_label}.",
                     "unique",
                 )
@@ -105,15 +109,15 @@ def _append(
         fresh[data.id] = signal
         named.append(signal)
         new.append((path, data))
-    rules.check_name_kinds(
+    signal_checks.check_name_kinds(
         new, kinds, errors, field=kind_field, run_label=run_label, declared=declared
     )
     return named, list(fresh.values())
 
 
-def add_signals(*, run: Run, body: Any, recorded_by) -> Appended:
+def add_signals(*, run: Run, body: Any, recorded_by: User) -> Appended:
     """Append a signal or a list of signals to a run: all of them or none."""
-    entries = rules.parse_signal_body(body)
+    entries = signal_checks.parse_signal_body(body)
     with transaction.atomic(durable=True):
         locked = _lock_run(run)
         errors = Errors()
@@ -123,7 +127,7 @@ def add_signals(*, run: Run, body: Any, recorded_by) -> Appended:
             errors,
             source=Source.API,
             recorded_by=recorded_by,
-            declared=rules.rule_kinds(locked.acceptance_rule),
+            declared=acceptance.rule_kinds(locked.acceptance_rule),
         )
         errors.raise_if_any()
         Signal.objects.bulk_create(new)
@@ -136,7 +140,7 @@ class Matched:
     created: int
 
 
-def writable_runs(user) -> QuerySet[Run]:
+def writable_runs(user: User) -> QuerySet[Run]:
     """Runs the user may add signals to: their own (pushed by them or launched for them), or
     any run for drivers and staff."""
     if user.is_staff or is_driver(user):
@@ -144,17 +148,18 @@ def writable_runs(user) -> QuerySet[Run]:
     return Run.objects.filter(Q(owner=user) | Q(job__owner=user))
 
 
-def add_late_event(*, user, body: Any) -> Matched:
+def add_late_event(*, user: User, body: Any) -> Matched:
     """Append an event to every run the caller may add signals to whose commit or merge artifact
     matches.
 
     Whatever the runs' dates (the window only matters when reading). All runs or none: a run
     where the name already has another kind refuses the whole request (E195).
     """
-    commit, raw = rules.parse_late_event(body)
+    commit, raw = signal_checks.parse_late_event(body)
     errors = Errors()
-    data = rules.parse_signal(raw, "", errors)
+    data = signal_checks.parse_signal(raw, "", errors)
     errors.raise_if_any()
+    assert data is not None  # parsed without errors
     with transaction.atomic(durable=True):
         ids = (
             writable_runs(user)
@@ -174,7 +179,7 @@ def add_late_event(*, user, body: Any) -> Matched:
                 recorded_by=user,
                 kind_field="name",
                 run_label=f"run {run.pk}",
-                declared=rules.rule_kinds(run.acceptance_rule),
+                declared=acceptance.rule_kinds(run.acceptance_rule),
             )
             new.extend(fresh)
         errors.raise_if_any()
@@ -182,27 +187,27 @@ def add_late_event(*, user, body: Any) -> Matched:
     return Matched(run_ids=[run.pk for run in runs], created=len(new))
 
 
-def set_acceptance_rule(*, user, body: Any) -> AcceptanceRule:
+def set_acceptance_rule(*, user: User, body: Any) -> AcceptanceRule:
     """Replace the user's acceptance rule. Runs already recorded keep the rule they stored."""
-    rule = rules.parse_rule(body)
+    rule = acceptance.parse_rule(body)
     with transaction.atomic():
         stored, _ = AcceptanceRule.objects.update_or_create(user=user, defaults=rule)
     return stored
 
 
-def current_rule_of(user_id: int | None) -> dict:
+def current_rule_of(user_id: int | None) -> dict[str, Any]:
     """The user's current rule, or the default rule for a user who has not set one."""
-    found = AcceptanceRule.objects.filter(user_id=user_id).values(*rules.RULE_FIELDS)
-    stored = found[:1] if user_id else []
-    return rules.normalized_rule(**stored[0]) if stored else rules.default_rule()
+    if not user_id:
+        return acceptance.default_rule()
+    stored = AcceptanceRule.objects.filter(user_id=user_id).values(*rules.RULE_FIELDS)[:1]
+    return acceptance.normalized_rule(**stored[0]) if stored else acceptance.default_rule()
 
 
 def rule_owner_id(run: Run) -> int | None:
     if run.owner_id:
         return run.owner_id
-    if run.job_id:
-        return run.job.owner_id
-    return None
+    job = run.job
+    return job.owner_id if job is not None else None
 
 
 # -- receivers of the run substrate (inside its transaction) ------------------------------------
@@ -232,7 +237,7 @@ def _runtime_signal(run: Run, errors: Errors, on_run: list[Signal]) -> SignalDat
     value = metrics.get("runtime_s") if isinstance(metrics, Mapping) else None
     if value is None:
         return None
-    if not rules.is_number(value):
+    if not checks.is_number(value):
         errors.add("record.metrics.runtime_s", "runtime_s is a number of seconds.", E195)
         return None
     emitted = [s for s in on_run if s.name == "runtime_s" and s.source == Source.PLATFORM]
@@ -258,7 +263,7 @@ def record_push(*, run: Run, created: bool, payload: Mapping[str, Any]) -> None:
     whole push back.
     """
     given = payload.get("signals")
-    entries = rules.parse_signal_body(given, "signals") if given is not None else []
+    entries = signal_checks.parse_signal_body(given, "signals") if given is not None else []
     if created:
         # A run this push inserted: no one else sees it before the push commits, and it holds
         # no signals yet. Nothing to lock, nothing to read.
@@ -269,7 +274,7 @@ def record_push(*, run: Run, created: bool, payload: Mapping[str, Any]) -> None:
     rule = payload.get("acceptance_rule")
     # A push that gives a rule has it checked against every signal below; otherwise the push's
     # signals are checked against the rule the run stores (the owner's, on a first push).
-    declared = rules.rule_kinds(run.acceptance_rule) if rule is None else {}
+    declared = acceptance.rule_kinds(run.acceptance_rule) if rule is None else {}
     errors = Errors()
     runtime = _runtime_signal(run, errors, on_run)
     errors.raise_if_any()
@@ -299,7 +304,7 @@ def record_push(*, run: Run, created: bool, payload: Mapping[str, Any]) -> None:
     errors.raise_if_any()
     Signal.objects.bulk_create([*new, *fresh])
     if rule is not None:
-        run.acceptance_rule = rules.parse_rule(
+        run.acceptance_rule = acceptance.parse_rule(
             rule, "acceptance_rule", run_kinds=_names_on(run, _rule_names_in(rule))
         )
         run.save(update_fields=["acceptance_rule"])
@@ -347,7 +352,7 @@ def record_referee(*, review: Review) -> None:
             value=review.verdict,
             observed_at=review.created_at,
             tier="reported",
-            at_attempt=str(run.job.attempt) if run.job_id else None,
+            at_attempt=str(run.job.attempt) if run.job is not None else None,
             ext={"review": review.pk},
         )
         errors = Errors()
@@ -358,7 +363,7 @@ def record_referee(*, review: Review) -> None:
             source=Source.REVIEW,
             recorded_by=review.reviewer,
             kind_field="",
-            declared=rules.rule_kinds(locked.acceptance_rule),
+            declared=acceptance.rule_kinds(locked.acceptance_rule),
         )
         errors.raise_if_any()
         Signal.objects.bulk_create(fresh)

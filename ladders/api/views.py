@@ -84,12 +84,12 @@ class LadderViewSet(viewsets.GenericViewSet):
     def _config(self, ladder):
         ladder = self.get_queryset().get(pk=ladder.pk)
         rungs = list(ladder.rungs.all())
-        return s.ladder_config_json(ladder, selectors.stale_versions(rungs))
+        return selectors.ladder_config_json(ladder, selectors.stale_versions(rungs))
 
     def list(self, request):
         page = self.paginate_queryset(self.get_queryset().order_by("name", "id"))
         stale = selectors.stale_versions([r for ladder in page for r in ladder.rungs.all()])
-        return self.get_paginated_response([s.ladder_config_json(x, stale) for x in page])
+        return self.get_paginated_response([selectors.ladder_config_json(x, stale) for x in page])
 
     def create(self, request):
         if not access.creates_ladders(request.user):

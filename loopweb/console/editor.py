@@ -264,10 +264,7 @@ def place_errors(errors: dict[str, list[str]], state: EditorState) -> PlacedErro
             anchor = f"rungs-{index}-runs" if index < len(state.rungs) else ANCHORS["rungs"]
             summary += [{"anchor": anchor, "text": f"Rung {index + 1}: {t}"} for t in texts]
             continue
-        if key.startswith("gate.threshold"):
-            name = "threshold"
-        else:
-            name = FIELD_OF.get(key, "general")
+        name = "threshold" if key.startswith("gate.threshold") else FIELD_OF.get(key, "general")
         fields.setdefault(name, []).extend(messages)
         anchor = ANCHORS[name]
         if name == "threshold" and state.threshold_kind == "fraction":

@@ -11,10 +11,10 @@ from dataclasses import dataclass, field
 
 from django.core.exceptions import ValidationError
 
-from ladders.api.serializers import LadderConfigSerializer
 from ladders.config import MAX_RUNGS
-from loopweb.runs.api.errors import django_detail, flatten
-from loopweb.runs.api.serializers import ReviewSerializer
+from ladders.inputs import LadderConfigSerializer
+from loopweb.runs.errors import django_detail, flatten
+from loopweb.runs.inputs import ReviewSerializer
 
 RUNG_FIELDS = ("id", "case", "version", "variant", "engine", "runs")
 #: More rows than this in one post is not an editor talking; the serializer caps rungs at 50.

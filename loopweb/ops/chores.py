@@ -13,6 +13,7 @@ per period however many workers there are.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 from collections.abc import Callable
 from datetime import timedelta
@@ -99,12 +100,10 @@ def claim(name: str, worker_id: str) -> bool:
     if taken:
         return True
     if not Chore.objects.filter(name=name).exists():
-        try:
+        with contextlib.suppress(IntegrityError):  # another worker created it first
             Chore.objects.create(
                 name=name, next_run_at=timezone.now(), last_started_at=None, last_worker=""
             )
-        except IntegrityError:
-            pass  # another worker created it first
         return claim(name, worker_id)
     return False
 

@@ -154,12 +154,12 @@ def on_task_finished(sender, task_result, **kwargs) -> None:
     path = task_result.task.module_path
     status = task_result.status
     telemetry.TASKS.labels(path.rsplit(".", 1)[-1], status.lower()).inc()
-    if path == "ladders.tasks.launch_pass":
-        if status == TaskResultStatus.SUCCESSFUL and task_result.started_at:
-            value = getattr(task_result, "_return_value", None)
-            if not (isinstance(value, dict) and value.get("coalesced")):
-                seconds = (task_result.finished_at - task_result.started_at).total_seconds()
-                telemetry.LAUNCH_PASS_SECONDS.observe(seconds)
+    passed = status == TaskResultStatus.SUCCESSFUL and task_result.started_at
+    if path == "ladders.tasks.launch_pass" and passed:
+        value = getattr(task_result, "_return_value", None)
+        if not (isinstance(value, dict) and value.get("coalesced")):
+            seconds = (task_result.finished_at - task_result.started_at).total_seconds()
+            telemetry.LAUNCH_PASS_SECONDS.observe(seconds)
     if status != TaskResultStatus.FAILED:
         return
     exc = kwargs.get("exception")

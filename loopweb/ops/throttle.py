@@ -18,6 +18,7 @@ concurrent attempts.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import time
 
@@ -113,10 +114,8 @@ class SignInThrottleMiddleware:
         if self._paths is None:
             found = set()
             for name in ("auth-token", "console:login", "admin:login"):
-                try:
+                with contextlib.suppress(NoReverseMatch):
                     found.add(reverse(name))
-                except NoReverseMatch:
-                    pass
             self._paths = found
         return self._paths
 

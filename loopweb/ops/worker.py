@@ -23,6 +23,7 @@ is queued again). SIGINT or SIGTERM stops it after the task in hand (a second on
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import threading
@@ -283,8 +284,7 @@ def _recovered(worker_id: str, why: str, started: float | None = None) -> None:
 
 
 def _unregister(worker_id: str) -> None:
-    try:
+    # The database may be away: the row then goes stale and another worker cleans it up.
+    with contextlib.suppress(DatabaseError):
         WorkerProcess.objects.filter(worker_id=worker_id).delete()
-    except DatabaseError:
-        pass  # the database is away; the row goes stale and is cleaned up by another worker
     log.info("worker %s stopped", worker_id, extra={"event": "worker.stopped", "worker": worker_id})

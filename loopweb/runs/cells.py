@@ -5,6 +5,7 @@ and run, so matching runs and jobs to a slot is one indexed equality lookup.
 """
 
 from dataclasses import dataclass
+from typing import Any
 
 #: Stored lengths (``cell_key`` columns and ``Combination.key``). A pin's parts are bounded by
 #: the API (a 100-character case slug; 64-character version, variant and engine), so a
@@ -42,7 +43,7 @@ class CombinationCell:
             return base
         return f"gg:{self.configuration_id}|{base}|{','.join(self.bound_models)}"
 
-    def as_json(self) -> dict:
+    def as_json(self) -> dict[str, Any]:
         return {
             "harness": self.harness,
             "model": self.model,
@@ -52,7 +53,7 @@ class CombinationCell:
         }
 
     @classmethod
-    def from_json(cls, data: dict) -> "CombinationCell":
+    def from_json(cls, data: dict[str, Any]) -> "CombinationCell":
         return cls(
             harness=data["harness"],
             model=data["model"],

@@ -5,17 +5,18 @@ Every function is one transaction. Locks are taken scheduler first (through the
 of them never wait on each other in opposite orders.
 """
 
-import functools
 from collections.abc import Mapping
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Any, NamedTuple
 
 from django.conf import settings
+from django.contrib.auth.models import User
 from django.core.exceptions import ValidationError
-from django.db import IntegrityError, connection, transaction
+from django.db import IntegrityError, transaction
+from django.db.models import QuerySet
 from django.utils import timezone
 
-from loopweb.runs import changes, hooks
+from loopweb.runs import changes, claim, hooks
 from loopweb.runs.access import is_driver
 from loopweb.runs.cells import CasePin, CombinationCell, cell_key
 from loopweb.runs.errors import Conflict
@@ -35,7 +36,7 @@ from loopweb.runs.models import (
 from loopweb.runs.resolve import CatalogView, Unresolvable, combination_cell, launch_problem
 from loopweb.runs.validators import build_loaded, rate
 
-STATUS_ORDER = {
+STATUS_ORDER: dict[str, int] = {
     JobStatus.PENDING: 0,
     JobStatus.DISPATCHED: 1,
     JobStatus.STARTING: 2,
@@ -45,9 +46,9 @@ STATUS_ORDER = {
 
 def new_job(
     *,
-    owner,
+    owner: User,
     pin: CasePin,
-    combination: Combination,
+    combination: Combination | None,
     combination_cell: CombinationCell,
     origin: str,
     retry_count: int,
@@ -61,7 +62,9 @@ def new_job(
     )
 
 
-def cell_fields(pin: CasePin, combination: Combination, combination_cell: CombinationCell) -> dict:
+def cell_fields(
+    pin: CasePin, combination: Combination | None, combination_cell: CombinationCell
+) -> dict[str, Any]:
     """The fields naming the coverage cell of a pin and a combination, for a new job or run."""
     return {
         "case": pin.case,
@@ -74,7 +77,9 @@ def cell_fields(pin: CasePin, combination: Combination, combination_cell: Combin
     }
 
 
-def launch_by_hand(*, owner, pin: CasePin, combination: Combination, retry_count: int = 1) -> Job:
+def launch_by_hand(
+    *, owner: User, pin: CasePin, combination: Combination, retry_count: int = 1
+) -> Job:
     catalog = CatalogView.load([combination])
     try:
         cell = combination_cell(combination, catalog)
@@ -115,7 +120,7 @@ def cancel_job(*, job: Job) -> Job:
     return job
 
 
-def lock_to_cancel(jobs) -> list[Job]:
+def lock_to_cancel(jobs: QuerySet[Job]) -> list[Job]:
     """Lock the jobs of a queryset for ``mark_canceled``, loading what it reads: a claim or a
     status report in progress lands before the cancel."""
     return list(
@@ -167,82 +172,18 @@ def retried(job_id: int) -> bool:
     )
 
 
-def claim_jobs(*, driver, limit: int) -> list[Job]:
-    """Lease up to ``limit`` queued jobs to the driver, oldest first.
-
-    One statement: the claim picks and leases its jobs in a single ``UPDATE … RETURNING``, so a
-    claim costs the database what a bare queue pop costs. Related rows are not loaded; callers
-    that present the jobs prefetch what they show.
-    """
+def claim_jobs(*, driver: User, limit: int) -> list[Job]:
+    """Lease up to ``limit`` queued jobs to the driver, oldest first (``loopweb.runs.claim``).
+    Related rows are not loaded; callers that present the jobs prefetch what they show."""
     now = timezone.now()
     expires = now + timedelta(seconds=settings.LOOPWEB_LEASE_SECONDS)
-    ops = connection.ops
-    params = [
-        JobStatus.PENDING.value,
-        driver.pk,
-        ops.adapt_datetimefield_value(expires),
-        ops.adapt_datetimefield_value(now),
-        JobStatus.QUEUED.value,
-        limit,
-    ]
-    with connection.cursor() as cursor:
-        cursor.execute(_claim_statement(connection.vendor), params)
-        rows = cursor.fetchall()
-    jobs = sorted(_jobs_from_rows(rows), key=lambda job: job.pk)
+    jobs = claim.lease_queued(driver_id=driver.pk, limit=limit, now=now, expires=expires)
     for job in jobs:
         job.lease_holder = driver
     return jobs
 
 
-_JOB_FIELDS = Job._meta.concrete_fields
-
-
-@functools.cache
-def _claim_statement(vendor: str) -> str:
-    qn = connection.ops.quote_name
-    table = qn(Job._meta.db_table)
-    column = {f.name: qn(f.column) for f in _JOB_FIELDS}
-    # SKIP LOCKED: concurrent drivers each take different jobs instead of queueing on one.
-    # Where it does not exist (SQLite), the database runs one writer at a time anyway.
-    skip_locked = connection.features.has_select_for_update_skip_locked
-    lock = " FOR UPDATE SKIP LOCKED" if skip_locked else ""
-    # Only quoted model metadata is formatted in; every value is a parameter.
-    return (
-        f"UPDATE {table} SET {column['status']} = %s, {column['lease_holder']} = %s,"  # noqa: S608
-        f" {column['lease_expires_at']} = %s, {column['updated_at']} = %s"
-        f" WHERE {column['id']} IN (SELECT {column['id']} FROM {table}"
-        f" WHERE {column['status']} = %s ORDER BY {column['id']} LIMIT %s{lock})"
-        f" RETURNING {', '.join(column.values())}"
-    )
-
-
-def _converters(index: int):
-    field = _JOB_FIELDS[index]
-    column = field.get_col(Job._meta.db_table)
-    return column, connection.ops.get_db_converters(column) + field.get_db_converters(connection)
-
-
-@functools.cache
-def _converted(vendor: str) -> tuple[int, ...]:
-    """Which of a job's fields the database hands back in a form that needs converting."""
-    return tuple(i for i in range(len(_JOB_FIELDS)) if _converters(i)[1])
-
-
-def _jobs_from_rows(rows) -> list[Job]:
-    """Jobs from whole rows, with each field's database converters applied, as the ORM would."""
-    converters = [(index, *_converters(index)) for index in _converted(connection.vendor)]
-    names = [field.attname for field in _JOB_FIELDS]
-    jobs = []
-    for row in rows:
-        values = list(row)
-        for index, column, found in converters:
-            for convert in found:
-                values[index] = convert(values[index], column, connection)
-        jobs.append(Job.from_db(connection.alias, names, values))
-    return jobs
-
-
-def _driver_job(job_id: int, driver) -> Job:
+def _driver_job(job_id: int, driver: User) -> Job:
     # Lock the job: a report, a push and a cancel of one job apply one after another.
     job = Job.objects.select_for_update().filter(pk=job_id).first()
     if job is None:
@@ -251,12 +192,12 @@ def _driver_job(job_id: int, driver) -> Job:
     return job
 
 
-def _check_lease(job: Job, driver) -> None:
+def _check_lease(job: Job, driver: User) -> None:
     if job.in_flight and job.lease_holder_id not in (None, driver.pk):
         raise Conflict(f"job {job.pk} is leased to another driver")
 
 
-def report_status(*, job_id: int, driver, status: str) -> tuple[Job, bool]:
+def report_status(*, job_id: int, driver: User, status: str) -> tuple[Job, bool]:
     """Record a driver's status report and renew its lease. Returns (job, cancel)."""
     with transaction.atomic():
         job = _driver_job(job_id, driver)
@@ -280,7 +221,7 @@ def report_status(*, job_id: int, driver, status: str) -> tuple[Job, bool]:
     return job, False
 
 
-def fail_job(*, job_id: int, driver, failure: str, detail: str = "") -> Job:
+def fail_job(*, job_id: int, driver: User, failure: str, detail: str = "") -> Job:
     """The driver ends the attempt with no run."""
     if failure not in Outcome.values or failure == Outcome.COMPLETED:
         raise ValidationError({"failure": [f"{failure!r} is not a failure."]})
@@ -375,7 +316,7 @@ def expire_leases(*, now: datetime | None = None) -> int:
     return ended
 
 
-def _rating_for(pin: CasePin, outcome: str, record: Mapping) -> str | None:
+def _rating_for(pin: CasePin, outcome: str, record: Mapping[str, Any]) -> str | None:
     if outcome != Outcome.COMPLETED:
         return None
     found = CaseVersion.objects.filter(case__slug=pin.case, version=pin.version).values_list(
@@ -391,9 +332,9 @@ def _rating_for(pin: CasePin, outcome: str, record: Mapping) -> str | None:
 
 def push_run(
     *,
-    pushed_by,
+    pushed_by: User,
     outcome: str,
-    record: Mapping,
+    record: Mapping[str, Any],
     finished_at: datetime,
     job_id: int | None = None,
     pin: CasePin | None = None,
@@ -407,6 +348,7 @@ def push_run(
     A second push for a job that already has its run rewrites that run (a driver retrying its
     own call must not create a second run). Returns (run, created).
     """
+    report = Report(outcome, record, finished_at, commit, merge_artifact)
     with transaction.atomic():
         if job_id is not None:
             found = Job.objects.filter(pk=job_id).values_list("origin", "cell_key").first()
@@ -426,7 +368,7 @@ def push_run(
                 None if job.in_flight else Run.objects.select_for_update().filter(job=job).first()
             )
             if existing is not None:
-                run = _rewrite(existing, outcome, record, finished_at, commit, merge_artifact)
+                run = _rewrite(existing, report)
                 changes.touch([run.cell_key])
                 hooks.run_pushed.send(sender=Run, run=run, created=False, payload=payload or {})
                 return run, False
@@ -442,6 +384,7 @@ def push_run(
                 Run.objects.filter(job__retry=job, counted=True).update(counted=False)
             run = Run(job=job, owner_id=job.owner_id, **job.cell_fields())
         else:
+            assert pin is not None and combination is not None, "a push names its job or cell"
             catalog = CatalogView.load([combination])
             try:
                 cell = combination_cell(combination, catalog)
@@ -450,14 +393,14 @@ def push_run(
             job = None
             run = Run(owner=pushed_by, **cell_fields(pin, combination, cell))
         run.pushed_by = pushed_by
-        _fill(run, outcome, record, finished_at, commit, merge_artifact)
-        ends_attempt = job is not None and job.in_flight
-        retried = ends_attempt and is_retried(job, outcome)
+        _fill(run, report)
+        attempt = job if job is not None and job.in_flight else None
+        retried = attempt is not None and is_retried(attempt, outcome)
         run.counted = outcome not in NEVER_COUNTED and not retried
         hooks.run_pushing.send(sender=Run, run=run, payload=payload or {})
         run.save()
-        if ends_attempt:
-            retry = end_attempt(job, outcome=outcome)
+        if attempt is not None:
+            retry = end_attempt(attempt, outcome=outcome)
             if retry is not None and retry.status == JobStatus.CANCELED:
                 run.counted = outcome not in NEVER_COUNTED  # its retry never ran
         changes.touch([run.cell_key])
@@ -469,7 +412,7 @@ def repush_run(
     *,
     run: Run,
     outcome: str,
-    record: Mapping,
+    record: Mapping[str, Any],
     finished_at: datetime,
     commit: str = "",
     merge_artifact: str = "",
@@ -478,13 +421,24 @@ def repush_run(
     with transaction.atomic():
         # Lock the run: two re-pushes of one run apply whole, one after the other.
         run = Run.objects.select_for_update().get(pk=run.pk)
-        run = _rewrite(run, outcome, record, finished_at, commit, merge_artifact)
+        run = _rewrite(run, Report(outcome, record, finished_at, commit, merge_artifact))
         changes.touch([run.cell_key])
         hooks.run_pushed.send(sender=Run, run=run, created=False, payload=payload or {})
     return run
 
 
-def _fill(run: Run, outcome, record, finished_at, commit, merge_artifact) -> None:
+class Report(NamedTuple):
+    """What a push says of its run."""
+
+    outcome: str
+    record: Mapping[str, Any]
+    finished_at: datetime
+    commit: str
+    merge_artifact: str
+
+
+def _fill(run: Run, report: Report) -> None:
+    outcome, record, finished_at, commit, merge_artifact = report
     run.outcome = outcome
     run.record = dict(record)
     run.finished_at = finished_at
@@ -495,9 +449,9 @@ def _fill(run: Run, outcome, record, finished_at, commit, merge_artifact) -> Non
     run.validator_rating = _rating_for(pin, outcome, record)
 
 
-def _rewrite(run: Run, outcome, record, finished_at, commit, merge_artifact) -> Run:
-    _fill(run, outcome, record, finished_at, commit, merge_artifact)
-    run.counted = outcome not in NEVER_COUNTED and not (
+def _rewrite(run: Run, report: Report) -> Run:
+    _fill(run, report)
+    run.counted = report.outcome not in NEVER_COUNTED and not (
         run.job_id is not None and retried(run.job_id)
     )
     run.save()
@@ -505,7 +459,7 @@ def _rewrite(run: Run, outcome, record, finished_at, commit, merge_artifact) -> 
 
 
 def review_run(
-    *, run: Run, reviewer, aesthetic_rating: int, writeup: str, verdict: str = ""
+    *, run: Run, reviewer: User, aesthetic_rating: int, writeup: str, verdict: str = ""
 ) -> Review:
     with transaction.atomic():
         try:

@@ -4,13 +4,14 @@ Pure: it reads the run record and the case version's checklist and nothing else.
 """
 
 from collections.abc import Mapping, Sequence
+from typing import Any
 
 from loopweb.runs.outcomes import rating_at_least
 
 __all__ = ["build_loaded", "rate", "rating_at_least"]
 
 
-def build_loaded(record: Mapping) -> bool | None:
+def build_loaded(record: Mapping[str, Any]) -> bool | None:
     toolchain = record.get("toolchain") if isinstance(record, Mapping) else None
     if not isinstance(toolchain, Mapping):
         return None
@@ -18,7 +19,7 @@ def build_loaded(record: Mapping) -> bool | None:
     return loaded if isinstance(loaded, bool) else None
 
 
-def rate(record: Mapping, checklist: Sequence[Mapping]) -> str:
+def rate(record: Mapping[str, Any], checklist: Sequence[Mapping[str, Any]]) -> str:
     """Rate a completed run of a validator-rated case version.
 
     The toolchain gate comes first: a failed build is broken. Otherwise the record's checklist

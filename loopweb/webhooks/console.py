@@ -10,7 +10,7 @@ from django.views.decorators.http import require_http_methods, require_POST, req
 
 from ladders.access import creates_ladders
 from loopweb.console.access import signed_in
-from loopweb.runs.api.errors import flatten
+from loopweb.runs.errors import flatten
 from loopweb.webhooks import selectors, services
 from loopweb.webhooks.events import EVENTS
 from loopweb.webhooks.models import Format, Subscription

@@ -6,6 +6,7 @@ cannot point elsewhere between the check and the connection. Redirects are not f
 ``EXCERPT_BYTES`` of the answer are read.
 """
 
+import contextlib
 import hashlib
 import hmac
 import http.client
@@ -97,10 +98,8 @@ def post(url: str, body: bytes, headers: dict[str, str], *, timeout: float) -> R
         expired.set()
         sock = getattr(connection, "sock", None)
         if sock is not None:
-            try:
+            with contextlib.suppress(OSError):
                 sock.shutdown(socket.SHUT_RDWR)
-            except OSError:
-                pass
 
     watchdog = threading.Timer(timeout, cut_off)
     watchdog.daemon = True

@@ -4,9 +4,9 @@ import math
 
 import pytest
 
-from evalsets.errors import Invalid
 from evalsets.policy import parse_policy
 from evalsets.verdict import Checkpoint
+from loopweb.runs.checks import Invalid
 from tests.evalsets.helpers import make_evalset
 
 BASE = {"hash": "abc", "field": "passed", "higher_is_better": True}

@@ -9,7 +9,7 @@ from django.db.models.signals import post_save
 from django.tasks.base import TaskContext
 from django_tasks_db.models import DBTaskResult
 
-from ladders import services
+from ladders import passes, services
 from ladders.models import Ladder
 from loopweb.runs import services as run_services
 from loopweb.runs.models import IN_FLIGHT, Job
@@ -444,7 +444,7 @@ def test_the_pass_runs_after_the_status_is_stored_so_a_failed_pass_never_fails_t
     def broken_pass(**kwargs):
         raise RuntimeError("the launch pass broke")
 
-    monkeypatch.setattr(services, "run_launch_pass", broken_pass)
+    monkeypatch.setattr(passes, "run_launch_pass", broken_pass)
     status = driver_api.post(
         f"/api/driver/jobs/{first.pk}/status", {"status": "running"}, format="json"
     )
@@ -488,7 +488,7 @@ def test_a_failed_pass_never_fails_the_run_or_the_retry_request(
     def broken_pass(**kwargs):
         raise RuntimeError("the launch pass broke")
 
-    monkeypatch.setattr(services, "run_launch_pass", broken_pass)
+    monkeypatch.setattr(passes, "run_launch_pass", broken_pass)
     response = owner_api.post(f"/api/ladders/{ladder.pk}/run")
     assert response.status_code == 200, response.json()
     assert response.json()["dispatch"]["status"] == "running"

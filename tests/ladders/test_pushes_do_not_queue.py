@@ -7,7 +7,7 @@ import threading
 import pytest
 from django.db import close_old_connections, connection
 
-from ladders import services
+from ladders import passes, services
 from loopweb.runs import hooks
 from loopweb.runs import services as run_services
 from loopweb.runs.models import Job
@@ -94,14 +94,14 @@ def test_a_push_does_not_wait_for_a_launch_pass_in_progress(owner, driver, monke
     ladder, (first, second) = two_jobs_of_one_dispatch(owner, driver)
     pausing = threading.Event()
     release = threading.Event()
-    real = services._publish
+    real = passes._publish
 
     def slow_publish(standing):
         pausing.set()
         assert release.wait(timeout=20)
         return real(standing)
 
-    monkeypatch.setattr(services, "_publish", slow_publish)
+    monkeypatch.setattr(passes, "_publish", slow_publish)
     passing = in_a_thread(lambda: services.run_launch_pass(ladder_id=ladder.pk))
     assert pausing.wait(timeout=20)
     try:
@@ -155,14 +155,14 @@ def test_a_retry_enqueued_while_a_pass_records_the_decision_is_cancelled(
     finds the slot decided and is cancelled."""
     ladder, running = deciding_race(owner, driver)
     recorded, release = threading.Event(), threading.Event()
-    real = services._cancel_decided
+    real = passes._cancel_decided
 
     def after_recording(*args):
         recorded.set()
         assert release.wait(timeout=20)
         return real(*args)
 
-    monkeypatch.setattr(services, "_cancel_decided", after_recording)
+    monkeypatch.setattr(passes, "_cancel_decided", after_recording)
     passing = in_a_thread(lambda: services.run_launch_pass(ladder_id=ladder.pk))
     assert recorded.wait(timeout=20)
     failing = in_a_thread(lambda: push(driver, running, outcome="catastrophic", record={}))

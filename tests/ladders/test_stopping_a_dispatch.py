@@ -6,7 +6,7 @@ import time
 import pytest
 from django.db import connection
 
-from ladders import services
+from ladders import passes, services
 from ladders.models import Dispatch, DispatchClimber
 from loopweb.runs import services as run_services
 from loopweb.runs.models import IN_FLIGHT, Job, Run
@@ -213,7 +213,7 @@ def stop_between(monkeypatch, answers):
         calls.append(dispatch.dispatch_id)
         return answers[len(calls) - 1]
 
-    monkeypatch.setattr(services, "_still_running", still_running)
+    monkeypatch.setattr(passes, "_still_running", still_running)
     return calls
 
 
@@ -263,14 +263,14 @@ def test_a_stop_that_lands_during_a_pass_never_leaves_a_refilled_queue_behind(
     ladder = make_ladder(owner, versions(1), climbers(3))
     services.start_dispatch(ladder=ladder, run_pass=False)
     in_pass = threading.Event()
-    real = services._still_running
+    real = passes._still_running
 
     def slow_check(dispatch):
         in_pass.set()
         time.sleep(0.3)  # the Stop arrives while the pass is about to enqueue
         return real(dispatch)
 
-    monkeypatch.setattr(services, "_still_running", slow_check)
+    monkeypatch.setattr(passes, "_still_running", slow_check)
     outcome = {}
 
     def pass_thread():

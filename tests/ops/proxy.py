@@ -4,6 +4,7 @@ back, while the real server, which every other test uses, is never touched."""
 
 from __future__ import annotations
 
+import contextlib
 import socket
 import threading
 
@@ -84,10 +85,8 @@ def _pump(source: socket.socket, sink: socket.socket) -> None:
 
 
 def _close(sock: socket.socket) -> None:
-    try:
+    with contextlib.suppress(OSError):
         sock.shutdown(socket.SHUT_RDWR)
-    except OSError:
-        pass
     sock.close()
 
 

@@ -10,7 +10,7 @@ from django.tasks import TaskResultStatus
 from django_tasks_db.models import DBTaskResult
 from prometheus_client import REGISTRY
 
-from ladders import services
+from ladders import passes, services
 from ladders.tasks import launch_pass
 from loopweb.logs import JsonFormatter, TextFormatter
 from loopweb.ops.worker import TaskWorker
@@ -109,7 +109,7 @@ def test_a_failed_pass_task_is_one_warning_and_counted(owner, logs, monkeypatch)
     def broken(**kwargs):
         raise RuntimeError("the pass broke")
 
-    monkeypatch.setattr(services, "run_launch_pass", broken)
+    monkeypatch.setattr(passes, "run_launch_pass", broken)
     before = metric("loopweb_tasks_total", task="launch_pass", status="failed")
     task.claim("tests")
     TaskWorker(

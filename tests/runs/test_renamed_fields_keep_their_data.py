@@ -8,7 +8,7 @@ from django.db import connection
 from django.db.migrations.executor import MigrationExecutor
 
 BEFORE = [("runs", "0002_job_started_and_changes"), ("ladders", "0004_climber_pinned_key")]
-AFTER = [("runs", "0003_combination_cell"), ("ladders", "0005_climber_combination_names")]
+AFTER = [("runs", "0003_combination_cell"), ("ladders", "0006_merge")]
 
 CELL = {
     "harness": "aider",

@@ -21,6 +21,7 @@ The thread interleaving is not reproducible; the choices are. A failure names it
 last actions taken.
 """
 
+import contextlib
 import datetime as dt
 import random
 import re
@@ -292,10 +293,8 @@ class Scenario:
             for key in DispatchClimber.objects.filter(dispatch__ladder=ladder).values_list(
                 "combination_key", flat=True
             ):
-                try:
+                with contextlib.suppress(Conflict):
                     ladder_services.retry_climber(ladder=ladder, combination_key=key)
-                except Conflict:
-                    pass
         for _ in range(80):
             run_services.expire_leases(now=timezone.now() + dt.timedelta(hours=1))
             ran = run_ready_tasks(self)

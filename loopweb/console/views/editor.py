@@ -9,8 +9,8 @@ from django_htmx.http import HttpResponseClientRedirect
 
 from ladders import services
 from ladders.access import NOT_CREATED, creates_ladders
-from ladders.api.serializers import ladder_config_json
 from ladders.models import Ladder
+from ladders.selectors import ladder_config_json
 from loopweb.console import editor
 from loopweb.console.access import controlled_ladder, signed_in
 from loopweb.console.forms import EditorState, service_errors, validate_ladder

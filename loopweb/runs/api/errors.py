@@ -9,50 +9,10 @@ from django.core.exceptions import ValidationError as DjangoValidationError
 from django.http import Http404, JsonResponse
 from django.views import defaults
 from rest_framework import exceptions, status
-from rest_framework.exceptions import ErrorDetail
 from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
 
-from loopweb.runs.errors import Conflict
-
-
-def leaves(detail, prefix: str = ""):
-    """Every message of a DRF error detail as ``(dotted path, message, code)``, in order."""
-    if isinstance(detail, dict):
-        for key, value in detail.items():
-            name = "non_field_errors" if key == "__all__" else str(key)
-            yield from leaves(value, f"{prefix}.{name}" if prefix else name)
-    elif isinstance(detail, list):
-        if all(not isinstance(item, (dict, list)) for item in detail):
-            for item in detail:
-                yield prefix or "non_field_errors", str(item), getattr(item, "code", None)
-        else:
-            for index, item in enumerate(detail):
-                if item:
-                    yield from leaves(item, f"{prefix}.{index}" if prefix else str(index))
-    else:
-        yield prefix or "non_field_errors", str(detail), getattr(detail, "code", None)
-
-
-def flatten(detail, prefix: str = "") -> dict[str, list[str]]:
-    out: dict[str, list[str]] = {}
-    for path, message, _ in leaves(detail, prefix):
-        out.setdefault(path, []).append(message)
-    return out
-
-
-def django_detail(exc: DjangoValidationError) -> dict:
-    """A Django ValidationError as DRF error details, keeping each message's code."""
-    if hasattr(exc, "error_dict"):
-        return {
-            field: [ErrorDetail(m, code=e.code) for e in errors for m in e.messages]
-            for field, errors in exc.error_dict.items()
-        }
-    return {
-        "non_field_errors": [
-            ErrorDetail(m, code=e.code) for e in exc.error_list for m in e.messages
-        ]
-    }
+from loopweb.runs.errors import Conflict, django_detail, leaves
 
 
 def validation_response(detail) -> Response:

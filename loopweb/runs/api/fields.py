@@ -14,6 +14,7 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from loopweb.runs.api import schema
+from loopweb.runs.checks import join
 from loopweb.runs.moments import BadMoment, read_moment
 from loopweb.runs.numbers import json_integer
 
@@ -55,7 +56,7 @@ def json_problem(value) -> str | None:
                 stack.append((item, f"{path}.{key}" if path else key, depth + 1))
         elif isinstance(node, list):
             for index, item in enumerate(node):
-                stack.append((item, f"{path}.{index}" if path else str(index), depth + 1))
+                stack.append((item, join(path, index), depth + 1))
     return None
 
 

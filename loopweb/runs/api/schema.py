@@ -200,6 +200,12 @@ def document_errors(result, generator, request, public):
             if isinstance(operation, dict):
                 for parameter in operation.get("parameters", []):
                     _no_nul_in_parameter(parameter)
+    _error_responses(result, schemas)
+    return result
+
+
+def _error_responses(result, schemas) -> None:
+    """Every operation's error responses, and whether its request body is required."""
     ref = {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}
     for operations in result.get("paths", {}).values():
         for method, operation in operations.items():
@@ -216,4 +222,3 @@ def document_errors(result, generator, request, public):
                 )
             for status, description in errors.items():
                 responses.setdefault(status, {"description": description, "content": ref})
-    return result

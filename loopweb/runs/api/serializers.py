@@ -22,8 +22,6 @@ from loopweb.runs.models import (
     Job,
     ModelEntry,
     Outcome,
-    Review,
-    ReviewVerdict,
 )
 from loopweb.runs.models.catalog import PIN_PART
 
@@ -506,21 +504,6 @@ schema.patch(
         ]
     },
 )
-
-
-class ReviewSerializer(f.ModelSerializer):
-    aestheticRating = f.IntegerField(source="aesthetic_rating", min_value=1, max_value=5)
-    verdict = f.ChoiceField(
-        choices=ReviewVerdict.values, required=False, allow_null=True, allow_blank=True
-    )
-    reviewer = f.CharField(source="reviewer.username", read_only=True)
-    createdAt = f.DateTimeField(source="created_at", read_only=True)
-    writeup = f.CharField(max_length=20000, allow_blank=True, default="")
-
-    class Meta:
-        model = Review
-        fields = ["id", "run", "reviewer", "aestheticRating", "writeup", "verdict", "createdAt"]
-        read_only_fields = ["id", "run"]
 
 
 class RunSerializer(serializers.Serializer):

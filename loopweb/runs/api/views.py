@@ -15,6 +15,7 @@ from loopweb.runs.api.filters import JobFilter, RunFilter
 from loopweb.runs.api.permissions import CanPush, CanReview, CatalogWrite, IsDriver, IsOwner
 from loopweb.runs.catalog import ingest_version
 from loopweb.runs.cells import CasePin
+from loopweb.runs.inputs import ReviewSerializer
 from loopweb.runs.models import (
     ApiToken,
     Case,
@@ -244,9 +245,12 @@ class RunViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.Gene
         pin = None
         if d.get("job") is None:
             pin = CasePin(d["case"], d["version"], d["variant"], d.get("engine"))
-        elif not is_driver(request.user) and not request.user.is_staff:
-            if not visible_jobs(request.user).filter(pk=d["job"]).exists():
-                raise NotFound()
+        elif (
+            not is_driver(request.user)
+            and not request.user.is_staff
+            and not visible_jobs(request.user).filter(pk=d["job"]).exists()
+        ):
+            raise NotFound()
         run, created = services.push_run(
             pushed_by=request.user,
             job_id=d.get("job"),
@@ -287,10 +291,10 @@ class RunViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.Gene
         return Response(s.RunSerializer(run).data)
 
     # Routed in urls.py as POST runs/{id}/reviews (no trailing slash, as the contract spells it).
-    @extend_schema(request=s.ReviewSerializer, responses={201: s.ReviewSerializer})
+    @extend_schema(request=ReviewSerializer, responses={201: ReviewSerializer})
     def reviews(self, request, pk=None):
         run = get_object_or_404(visible_runs(request.user), pk=pk)
-        body = s.ReviewSerializer(data=request.data)
+        body = ReviewSerializer(data=request.data)
         body.is_valid(raise_exception=True)
         d = body.validated_data
         review = services.review_run(
@@ -300,4 +304,4 @@ class RunViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.Gene
             writeup=d.get("writeup", ""),
             verdict=d.get("verdict") or "",
         )
-        return Response(s.ReviewSerializer(review).data, status=status.HTTP_201_CREATED)
+        return Response(ReviewSerializer(review).data, status=status.HTTP_201_CREATED)

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from signals_app import api
+from signals_app.api import views as api
 
 app_name = "signals_api"
 

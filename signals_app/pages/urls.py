@@ -1,6 +1,6 @@
 from django.urls import path
 
-from signals_app import views
+from signals_app.pages import views
 
 app_name = "signals_console"
 

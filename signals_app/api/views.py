@@ -11,8 +11,9 @@ from rest_framework.views import APIView
 
 from loopweb.runs.access import role_of
 from loopweb.runs.models import Role
-from signals_app import openapi, selectors, services
-from signals_app import serializers as s
+from signals_app import selectors, services
+from signals_app.api import openapi
+from signals_app.api import serializers as s
 from signals_app.models import Signal
 
 

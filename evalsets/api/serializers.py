@@ -7,20 +7,14 @@ modules the services call, so the API, the admin and the ladders app share them.
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from evalsets import openapi, selectors
-from evalsets.errors import Invalid
+from evalsets import selectors
+from evalsets.api import openapi
 from evalsets.inputs import canonical_pins, check_summary
-from evalsets.models import (
-    AuthoredBy,
-    Evalset,
-    EvalsetRun,
-    GateOutcome,
-    OutcomeResult,
-    Proposal,
-)
+from evalsets.models import AuthoredBy, Evalset, EvalsetRun, GateOutcome, OutcomeResult, Proposal
 from evalsets.policy import parse_policy
 from loopweb.runs.api import fields as f
 from loopweb.runs.api.schema import ref
+from loopweb.runs.checks import Invalid
 
 
 def checked(check, value):

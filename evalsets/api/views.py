@@ -1,24 +1,19 @@
-"""The verify gate over REST (API.md, "Evalsets and proposals") and its two console pages.
+"""The verify gate over REST (API.md, "Evalsets and proposals"); its console pages are in
+``evalsets.pages``.
 
 Views parse, call one service or selector, and render; the rules live elsewhere.
 """
 
 import django_filters
-from django.contrib.auth.decorators import login_required
-from django.core.paginator import Paginator
 from django.db.models import Count
-from django.shortcuts import get_object_or_404, render
-from django.views.decorators.http import require_GET
 from drf_spectacular.utils import extend_schema, inline_serializer
 from rest_framework import mixins, serializers, status, viewsets
 from rest_framework.permissions import IsAuthenticated
 from rest_framework.response import Response
 
 from evalsets import selectors, services
-from evalsets import serializers as s
-from evalsets.chart import outcome_chart
+from evalsets.api import serializers as s
 from evalsets.models import AuthoredBy, Evalset, Proposal
-from evalsets.verdict import SKIP_REASONS
 from loopweb.runs.api import filters
 from loopweb.runs.api.permissions import CanPush, CatalogWrite, IsOwner
 
@@ -154,37 +149,3 @@ class ProposalViewSet(
         response.data["skipped"] = selectors.skip_reason(proposal)
         response.data["gate_outcome"] = proposal.gate_outcome or None
         return response
-
-
-# Console pages --------------------------------------------------------------------------------
-
-
-@require_GET
-@login_required
-def proposal_list(request):
-    page = Paginator(selectors.visible_proposals(request.user), 50).get_page(
-        request.GET.get("page")
-    )
-    rows = [(p, selectors.gate_status(p), selectors.skip_reason(p)) for p in page]
-    return render(request, "evalsets/proposal_list.html", {"rows": rows, "page": page})
-
-
-@require_GET
-@login_required
-def proposal_detail(request, pk: int):
-    proposal = get_object_or_404(selectors.visible_proposals(request.user), pk=pk)
-    steps = selectors.timeline(proposal)
-    return render(
-        request,
-        "evalsets/proposal_detail.html",
-        {
-            "proposal": proposal,
-            "policy": proposal.policy,
-            "gate": selectors.gate_status(proposal),
-            "skipped": SKIP_REASONS.get(selectors.skip_reason(proposal)),
-            "steps": steps,
-            "chart": outcome_chart([step.result for step in steps if step.result]),
-            "revert_draft": getattr(proposal, "revert_draft", None),
-            "advisory_flag": getattr(proposal, "advisory_flag", None),
-        },
-    )

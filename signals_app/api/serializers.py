@@ -1,7 +1,7 @@
 """Seed 000's formats on the wire, snake_case as the seed writes them.
 
 Requests are validated by ``signals_app.rules`` (one place for every field rule and E195) and
-described for the OpenAPI schema by ``signals_app.openapi``; the serializers here describe what
+described for the OpenAPI schema by ``signals_app.api.openapi``; the serializers here describe what
 the API answers.
 """
 

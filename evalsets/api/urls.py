@@ -1,7 +1,7 @@
 from django.urls import path
 from rest_framework.routers import SimpleRouter
 
-from evalsets import views
+from evalsets.api import views
 
 router = SimpleRouter(trailing_slash=True)
 router.register("evalsets", views.EvalsetViewSet, basename="evalset")

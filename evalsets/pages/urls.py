@@ -1,6 +1,6 @@
 from django.urls import path
 
-from evalsets import views
+from evalsets.pages import views
 
 app_name = "evalsets"
 

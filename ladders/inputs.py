@@ -1,0 +1,134 @@
+"""What a ladder's configuration may be: the checks the API's ladder endpoints and the console's
+editor both read (the editor posts the same fields the API takes), so the browser and the API
+refuse the same things with the same messages. Response shapes live in ``ladders.api``."""
+
+from django.contrib.auth import get_user_model
+from rest_framework import serializers
+
+from ladders.config import MAX_RUNGS
+from ladders.models import default_gate
+from loopweb.runs.api import fields as f
+from loopweb.runs.api import schema
+from loopweb.runs.models import Combination, CoverageGroup, Rating
+from loopweb.runs.models.catalog import PIN_PART
+
+
+class ThresholdSerializer(serializers.Serializer):
+    count = f.IntegerField(min_value=0, max_value=10_000, required=False)
+    fraction = f.FloatField(min_value=0.0, max_value=1.0, required=False)
+
+    def to_internal_value(self, data):
+        if isinstance(data, dict):
+            unknown = set(data) - {"count", "fraction"}
+            if unknown:
+                raise serializers.ValidationError(f"Unknown key(s): {sorted(unknown)}.")
+        return super().to_internal_value(data)
+
+    def validate(self, attrs):
+        if len(attrs) != 1:
+            raise serializers.ValidationError(
+                'Give exactly one of {"count": n} or {"fraction": f}.'
+            )
+        return attrs
+
+
+# A threshold is {"count": n} or {"fraction": f}: exactly one key, no other.
+schema.patch(
+    "ThresholdRequest", _={"additionalProperties": False, "minProperties": 1, "maxProperties": 1}
+)
+
+
+class GateSerializer(serializers.Serializer):
+    floor = f.ChoiceField(choices=Rating.values, default="scuffed")
+    threshold = ThresholdSerializer(default={"count": 1})
+    unloadedCountsAsBroken = f.BooleanField(default=True)
+    earlyStop = f.BooleanField(default=False)
+
+
+class RungSerializer(serializers.Serializer):
+    id = f.CharField(max_length=40, required=False, allow_null=True)
+    case = f.SlugField(max_length=100)
+    version = f.CharField(max_length=64, validators=[PIN_PART])
+    variant = f.CharField(max_length=64, validators=[PIN_PART], default="default")
+    engine = f.CharField(
+        max_length=64, validators=[PIN_PART], allow_null=True, required=False, default=None
+    )
+    runs = f.IntegerField(min_value=1, max_value=100, allow_null=True, default=None)
+    stale = f.BooleanField(read_only=True)
+
+
+def known_ids(queryset, value: list[int], what: str) -> list[int]:
+    """The ids (distinct: the field says so), all of them rows of the queryset."""
+    known = set(queryset.filter(pk__in=value).values_list("pk", flat=True))
+    unknown = [pk for pk in value if pk not in known]
+    if unknown:
+        raise serializers.ValidationError(
+            f"Unknown {what} id(s): {unknown}.", code="does_not_exist"
+        )
+    return value
+
+
+class RetryCountField(f.IntegerField):
+    """0-10; a value above the range is clamped to 10, below it is an error."""
+
+    def to_internal_value(self, data):
+        return min(super().to_internal_value(data), 10)
+
+
+def id_list(*, max_length: int, what: str) -> f.ListField:
+    """Distinct ids, at most ``max_length`` of them."""
+    return f.ListField(
+        child=f.IdField(),
+        default=list,
+        max_length=max_length,
+        unique=True,
+        unique_message=f"{what} appears twice.",
+    )
+
+
+class LadderConfigSerializer(serializers.Serializer):
+    id = f.IntegerField(read_only=True)
+    name = f.CharField(max_length=200)
+    rungs = RungSerializer(many=True, default=list)
+    groups = id_list(max_length=100, what="A group")
+    combinations = id_list(max_length=1000, what="A combination")
+    gate = GateSerializer(default=default_gate)
+    runsPerCell = f.IntegerField(min_value=1, max_value=100, default=1)
+    runsInFlightLimit = f.IntegerField(
+        min_value=0, max_value=100_000, allow_null=True, default=None
+    )
+    retryCount = RetryCountField(min_value=0, default=1)
+    outerAxis = f.ChoiceField(choices=["rung", "combination"], default="rung")
+    reviewers = serializers.ListField(
+        child=f.CharField(max_length=150), default=list, max_length=100
+    )
+
+    def validate_rungs(self, value):
+        if len(value) > MAX_RUNGS:
+            raise serializers.ValidationError(f"A ladder holds at most {MAX_RUNGS} rungs.")
+        ids = [r.get("id") for r in value if r.get("id")]
+        if len(ids) != len(set(ids)):
+            raise serializers.ValidationError("A rung id appears twice.", code="unique")
+        return value
+
+    def validate_groups(self, value):
+        # The ladder's owner: staff editing another owner's ladder keep that owner's groups.
+        owner = self.context.get("owner") or self.context["request"].user
+        return known_ids(CoverageGroup.objects.filter(owner=owner), value, "combination group")
+
+    def validate_combinations(self, value):
+        return known_ids(Combination.objects.all(), value, "combination")
+
+    def validate_reviewers(self, value):
+        users = dict(
+            get_user_model().objects.filter(username__in=value).values_list("username", "pk")
+        )
+        unknown = [name for name in value if name not in users]
+        if unknown:
+            raise serializers.ValidationError(f"Unknown user(s): {unknown}.", code="does_not_exist")
+        return [users[name] for name in dict.fromkeys(value)]
+
+    def validate_gate(self, value):
+        value = dict(value)
+        value["threshold"] = dict(value["threshold"])
+        return value
