@@ -315,12 +315,7 @@ def stop_dispatch(*, ladder: Ladder, cancel_running: bool = False) -> int:
 
 def retry_climber(*, ladder: Ladder, key: str, run_pass: bool = True) -> None:
     with transaction.atomic():
-        dispatch = Dispatch.objects.select_for_update().filter(ladder=ladder).first()
-        if dispatch is None or dispatch.status != DispatchStatus.RUNNING:
-            raise Conflict("This ladder has no running dispatch; press Run instead.")
-        changes.touch([changes.ladder_key(ladder.pk)])
-        [loaded] = evidence.load([dispatch])
-        standing = _evaluate(loaded)
+        dispatch, loaded, standing = _running_standing(ladder)
         for row, climber in zip(loaded.climbers, standing.climbers, strict=True):
             if row.key != key:
                 continue
@@ -339,6 +334,39 @@ def retry_climber(*, ladder: Ladder, key: str, run_pass: bool = True) -> None:
             raise ValidationError({"climber": [f"The dispatch has no climber with key {key!r}."]})
     if run_pass:
         launch_pass_now(ladder.pk)
+
+
+def retry_blocked(*, ladder: Ladder, run_pass: bool = True) -> list[str]:
+    """Retry every climber blocked as failing or unlaunchable, in one transaction and with one
+    launch pass after it. Returns the keys retried, in climb order."""
+    with transaction.atomic():
+        _, loaded, standing = _running_standing(ladder)
+        now = timezone.now()
+        rows = [
+            row
+            for row, climber in zip(loaded.climbers, standing.climbers, strict=True)
+            if climber.status == BLOCKED and climber.blocked_reason in (FAILING, UNLAUNCHABLE)
+        ]
+        if not rows:
+            raise Conflict("No climber is blocked as failing or unlaunchable.")
+        for row in rows:
+            row.retried_at = now
+        DispatchClimber.objects.bulk_update(rows, ["retried_at"])
+        tasking.enqueue(launch_pass, ladder.pk)
+    if run_pass:
+        launch_pass_now(ladder.pk)
+    return [row.key for row in rows]
+
+
+def _running_standing(ladder: Ladder):
+    """The ladder's running dispatch, locked, with its evidence and standing; 409 without one."""
+    # Locked like a launch pass, so a Retry never interleaves with one.
+    dispatch = Dispatch.objects.select_for_update().filter(ladder=ladder).first()
+    if dispatch is None or dispatch.status != DispatchStatus.RUNNING:
+        raise Conflict("This ladder has no running dispatch; press Run instead.")
+    changes.touch([changes.ladder_key(ladder.pk)])
+    [loaded] = evidence.load([dispatch])
+    return dispatch, loaded, _evaluate(loaded)
 
 
 def _retryable(climber, standing, limit: int) -> bool:

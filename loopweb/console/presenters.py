@@ -25,6 +25,12 @@ BLOCKED_REASONS = {
     "failing": ("a launch used up its retries with no run", "fix the cause, then Retry"),
     "unrated": ("completed runs carry no validator rating", "re-push the runs, or Stop"),
 }
+#: The heading of a group of blocks that share a cause.
+BLOCKED_TITLES = {
+    "unlaunchable": "Cannot be launched",
+    "failing": "Launches failing",
+    "unrated": "Runs waiting for a rating",
+}
 RETRYABLE = ("unlaunchable", "failing")
 
 SLOT_STATUSES = ("passed", "failed", "running", "blocked", "pending", "skipped")
@@ -52,6 +58,14 @@ def status_label(status: str) -> str:
 
 def plural(n: int, one: str, many: str | None = None) -> str:
     return f"{n} {one if n == 1 else (many or one + 's')}"
+
+
+def human_list(items) -> str:
+    """``a``, ``a and b``, ``a, b and c``: a list as a sentence says it."""
+    items = [str(i) for i in items]
+    if len(items) <= 1:
+        return "".join(items)
+    return ", ".join(items[:-1]) + " and " + items[-1]
 
 
 def pin_text(rung: dict) -> str:
@@ -130,6 +144,61 @@ class Blocked:
     problem: str | None
     attempts: int | None
     retryable: bool
+    failure: str | None = None
+
+
+@dataclass
+class CauseGroup:
+    """Blocked climbers that share a reason and, for a failing block, the same recorded
+    failure: the cause is said once, the climbers listed under it."""
+
+    reason: str
+    title: str
+    cause: str
+    fix: str
+    failure: str | None
+    climbers: list[Blocked]
+
+    @property
+    def retryable(self) -> int:
+        return sum(1 for c in self.climbers if c.retryable)
+
+
+def failing_cause(retry_count: int) -> str:
+    if retry_count == 0:
+        return "a launch failed with no run, and the dispatch allows no automatic retries"
+    retries = plural(retry_count, "automatic retry", "automatic retries")
+    return f"a launch used up its {retries} with no run"
+
+
+def failure_text(failure: dict | None) -> str | None:
+    """The recorded failure of the job that blocks a climber, in words."""
+    if not failure:
+        return None
+    text = f"Attempt {failure['attempt']} of {failure['attempts']} ended {failure['failure']}"
+    detail = (failure.get("detail") or "").strip()
+    return f"{text}: {detail}" if detail else f"{text}; the driver gave no detail"
+
+
+def cause_groups(blocked: list[Blocked]) -> list[CauseGroup]:
+    groups: dict[tuple, CauseGroup] = {}
+    for climber in blocked:
+        key = (climber.reason, climber.cause, climber.problem, climber.failure)
+        group = groups.get(key)
+        if group is None:
+            cause = climber.cause
+            if climber.problem:
+                cause = f"{cause}: {climber.problem}"
+            group = groups[key] = CauseGroup(
+                reason=climber.reason,
+                title=BLOCKED_TITLES.get(climber.reason, climber.reason),
+                cause=cause,
+                fix=climber.fix,
+                failure=climber.failure,
+                climbers=[],
+            )
+        group.climbers.append(climber)
+    return list(groups.values())
 
 
 def shown_status(climber: dict, live: bool) -> str:
@@ -154,11 +223,14 @@ def climber_status_text(climber: dict, numbers: dict[str, int], live: bool = Tru
     return "Completed"
 
 
-def board(progress: dict, *, titles: dict[str, str], config: dict) -> dict:
+def board(
+    progress: dict, *, titles: dict[str, str], config: dict, failures: dict | None = None
+) -> dict:
     """The board's view of ``ladder_progress``: header, bar, grid and Needs attention.
 
     ``config`` holds the ladder's own gate, climb order, limit and retry count, shown until the
-    first Run; after it the board shows what the dispatch snapshotted.
+    first Run; after it the board shows what the dispatch snapshotted. ``failures`` holds the
+    recorded failure blocking each failing climber's current slot, by (rungId, cellKey).
     """
     dispatch = progress["dispatch"]
     status = progress["ladder"]["status"]
@@ -196,6 +268,8 @@ def board(progress: dict, *, titles: dict[str, str], config: dict) -> dict:
         "limit": limit,
         "retries": retry_text(settings["retryCount"]),
         "blocked": [],
+        "cause_groups": [],
+        "retryable": 0,
         "numbers": numbers,
         "bar": None,
         "slot_counts": [],
@@ -208,10 +282,13 @@ def board(progress: dict, *, titles: dict[str, str], config: dict) -> dict:
         {"status": s, "count": counts.get(s, 0), "symbol": SLOT_SYMBOLS[s], "meaning": m}
         for s, m in SLOT_MEANINGS.items()
     ]
+    failures = failures or {}
     for ci, climber in enumerate(progress["climbers"]):
         reason = climber.get("blockedReason")
         if climber["status"] == "blocked" and reason:
             cause, fix = BLOCKED_REASONS.get(reason, (reason, "Stop"))
+            if reason == "failing":
+                cause = failing_cause(dispatch["retryCount"])
             view["blocked"].append(
                 Blocked(
                     index=ci,
@@ -224,8 +301,13 @@ def board(progress: dict, *, titles: dict[str, str], config: dict) -> dict:
                     problem=climber.get("problem"),
                     attempts=climber.get("attempts"),
                     retryable=reason in RETRYABLE and status in LIVE,
+                    failure=failure_text(
+                        failures.get((climber["currentRung"], climber.get("cellKey")))
+                    ),
                 )
             )
+    view["cause_groups"] = cause_groups(view["blocked"])
+    view["retryable"] = sum(1 for c in view["blocked"] if c.retryable)
     return view
 
 

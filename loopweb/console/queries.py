@@ -15,6 +15,8 @@ from loopweb.runs.models import (
     Combination,
     GGConfiguration,
     Job,
+    JobStatus,
+    Outcome,
     Run,
 )
 
@@ -61,22 +63,19 @@ def declared_climbers(ladder: Ladder) -> list[dict]:
 
 
 def climber_label(dispatch: Dispatch, key: str) -> str:
-    climber = (
-        DispatchClimber.objects.filter(dispatch=dispatch, key=key)
-        .select_related("combination")
-        .first()
+    return climber_labels(dispatch, [key])[0]
+
+
+def climber_labels(dispatch: Dispatch, keys: list[str]) -> list[str]:
+    """The dispatch's climbers' labels for ``keys`` (a key stands for a climber it cannot
+    name), in the order given."""
+    rows = DispatchClimber.objects.filter(dispatch=dispatch, key__in=keys).select_related(
+        "combination"
     )
-    if climber is None or climber.combination is None:
-        return key
-    combination = climber.combination
-    names = {}
-    if combination.configuration_id:
-        names = dict(
-            GGConfiguration.objects.filter(pk=combination.configuration_id).values_list(
-                "id", "name"
-            )
-        )
-    return _label(combination, names)
+    combos = {row.key: row.combination for row in rows if row.combination is not None}
+    ids = {c.configuration_id for c in combos.values() if c.configuration_id}
+    names = dict(GGConfiguration.objects.filter(pk__in=ids).values_list("id", "name"))
+    return [_label(combos[key], names) if key in combos else key for key in keys]
 
 
 def run_for(user, run_id: int) -> Run | None:
@@ -90,3 +89,35 @@ def checklist_of(run: Run) -> list[dict]:
         .first()
         or []
     )
+
+
+def blocking_failures(ladder_id: int, dispatch_id: str, slots) -> dict[tuple[str, str], dict]:
+    """The latest exhausted failure of the dispatch's own jobs for each (rungId, cellKey) of
+    ``slots``: what the failure was, what the driver said, which attempt of how many. One
+    query however many slots."""
+    slots = {(rung, cell) for rung, cell in slots if rung and cell}
+    if not slots:
+        return {}
+    prefix = f"ladder:{ladder_id}/{dispatch_id}/"
+    rows = (
+        Job.objects.filter(
+            origin__in={prefix + rung for rung, _ in slots},
+            cell_key__in={cell for _, cell in slots},
+            status=JobStatus.FAILED,
+            retry__isnull=True,
+        )
+        .exclude(failure=Outcome.CANCELED)
+        .order_by("finished_at", "pk")
+        .values("origin", "cell_key", "failure", "failure_detail", "attempt", "retry_count")
+    )
+    found = {}
+    for row in rows:
+        slot = (row["origin"].removeprefix(prefix), row["cell_key"])
+        if slot in slots:
+            found[slot] = {
+                "failure": row["failure"],
+                "detail": row["failure_detail"],
+                "attempt": row["attempt"],
+                "attempts": row["retry_count"] + 1,
+            }
+    return found

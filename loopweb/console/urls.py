@@ -21,5 +21,6 @@ urlpatterns = [
         name="stop-cancel-running",
     ),
     path("ladders/<int:pk>/retry", board.retry, name="retry"),
+    path("ladders/<int:pk>/retry-all", board.retry_all, name="retry-all"),
     path("ladders/<int:pk>/queue/", queue.queue, name="queue"),
 ]

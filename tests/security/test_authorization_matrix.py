@@ -103,6 +103,7 @@ MATRIX = {
     "ladders/<int:pk>/stop":                         {"on": "ladder", "POST": "L+434"},
     "ladders/<int:pk>/stop/cancel-running":          {"on": "ladder", "GET": "L+434", "POST": "L+434"},
     "ladders/<int:pk>/retry":                        {"on": "ladder", "POST": "L+434"},
+    "ladders/<int:pk>/retry-all":                    {"on": "ladder", "POST": "L+434"},
     "ladders/<int:pk>/queue/":                       {"on": "ladder", "GET": "L+4+4", "POST": "L+4+4"},
     "ladders/<int:pk>/delete/":                      {"on": "ladder", "GET": "L+434", "POST": "L+434"},
     "runs/<int:pk>/":                                {"on": "run", "GET": "L+4++"},

@@ -18,7 +18,7 @@ from ladders import services, shared_progress
 from ladders.models import Dispatch, DispatchStatus
 from loopweb.console import grid, presenters, queries
 from loopweb.console.access import can_control, controlled_ladder, signed_in, viewable_ladder
-from loopweb.console.presenters import plural
+from loopweb.console.presenters import human_list, plural
 from loopweb.console.views.messages import report_invalid
 from loopweb.runs.errors import Conflict
 
@@ -48,9 +48,17 @@ def board_context(request, ladder, board=None) -> dict:
             config["accountLimit"] = queries.account_limit(ladder.owner_id)
         declared = queries.declared_climbers(ladder)
     control = can_control(request.user, ladder)
-    b = presenters.board(progress, titles=titles, config=config)
+    failures = {}
+    if dispatch:
+        failing = [
+            (c["currentRung"], c.get("cellKey"))
+            for c in progress["climbers"]
+            if c.get("blockedReason") == "failing"
+        ]
+        failures = queries.blocking_failures(ladder.pk, dispatch["id"], failing)
+    b = presenters.board(progress, titles=titles, config=config, failures=failures)
     # What the page shows besides the board's progress: its version names both.
-    extra = presenters.version_of(control, config, declared)
+    extra = presenters.version_of(control, config, declared, sorted(failures.items()))
     return {
         "ladder": ladder,
         "board": board,
@@ -174,5 +182,24 @@ def retry(request, pk: int):
     except ValidationError as exc:
         report_invalid(request, exc, "Retry refused.")
     else:
-        messages.success(request, f"Retried {key}: its rung is launched again.")
+        label = queries.climber_label(ladder.dispatch, key)
+        messages.success(request, f"Retried {label}: its rung is launched again.")
+    return redirect("console:board", pk=ladder.pk)
+
+
+@signed_in
+@require_POST
+def retry_all(request, pk: int):
+    ladder = controlled_ladder(request.user, pk)
+    try:
+        keys = services.retry_blocked(ladder=ladder)
+    except Conflict as exc:
+        messages.error(request, exc.detail)
+    else:
+        labels = queries.climber_labels(ladder.dispatch, keys)
+        messages.success(
+            request,
+            f"Retried {plural(len(keys), 'blocked climber')}: {human_list(labels)}. "
+            "Their rungs are launched again.",
+        )
     return redirect("console:board", pk=ladder.pk)

@@ -39,4 +39,3 @@ def test_swagger_ui_renders_the_schema_with_no_network(open_page, shot, live_ser
     expect(page.get_by_text("/api/ladders/{id}/progress").first).to_be_attached()
     shot(page, "api-docs-offline")
     assert refused == []
-

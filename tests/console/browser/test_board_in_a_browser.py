@@ -113,11 +113,11 @@ def test_a_blocked_climber_raises_needs_attention_and_retry_relaunches_it(
     expect(attention).to_contain_text("Needs attention")
     expect(attention).to_contain_text("Blocked at rung 1: failing")
     expect(attention).to_contain_text("Fix: fix the cause, then Retry.")
-    expect(attention).to_contain_text("2 attempts.")
+    expect(attention).to_contain_text("Attempt 2 of 2 ended infrastructure")
     shot(page, "04-needs-attention")
 
     attention.get_by_role("button", name=re.compile("^Retry")).click()
-    expect(page.locator(".messages")).to_contain_text("Retried aider|fl2|acme")
+    expect(page.locator(".messages")).to_contain_text("Retried fl2 via aider (acme)")
     expect(page.locator("#attention")).to_have_count(0)
     expect(page.locator("#ladder-status")).to_have_text("Running")
     expect(page.locator('tr[data-climber="aider|fl2|acme"] .climber-status')).to_have_text(
