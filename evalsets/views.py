@@ -166,7 +166,9 @@ def proposal_list(request):
         request.GET.get("page")
     )
     rows = [(p, selectors.gate_status(p), selectors.skip_reason(p)) for p in page]
-    return render(request, "evalsets/proposal_list.html", {"rows": rows, "page": page})
+    return render(
+        request, "evalsets/proposal_list.html", {"rows": rows, "page": page, "nav": "proposals"}
+    )
 
 
 @require_GET
@@ -186,5 +188,6 @@ def proposal_detail(request, pk: int):
             "chart": outcome_chart([step.result for step in steps if step.result]),
             "revert_draft": getattr(proposal, "revert_draft", None),
             "advisory_flag": getattr(proposal, "advisory_flag", None),
+            "nav": "proposals",
         },
     )

@@ -20,7 +20,6 @@ urlpatterns = [
     path("api/", include("signals_app.urls")),
     path("api/", include("evalsets.urls")),
     path("api/", include("loopweb.runs.api.urls")),
-    path("", include("signals_app.console_urls")),
     path("", include("evalsets.console_urls")),
     path("", include("loopweb.console.urls")),
 ]

@@ -50,7 +50,8 @@ def row_html(index: int, climber: dict, numbers: dict[str, int], *, live: bool, 
             )
         else:
             cells.append(
-                f'<td id="{cell_id}" class="{classes}" data-status="{status}">{symbol}{label}</td>'
+                f'<td id="{cell_id}" class="{classes}" data-status="{status}" tabindex="0">'
+                f"{symbol}{label}</td>"
             )
     shown = shown_status(climber, live)
     text = escape(climber_status_text(climber, numbers, live))

@@ -83,8 +83,12 @@ def run_for(user, run_id: int) -> Run | None:
 
 
 def checklist_of(run: Run) -> list[dict]:
+    return checklist_for(run.case, run.version)
+
+
+def checklist_for(case: str, version: str) -> list[dict]:
     return (
-        CaseVersion.objects.filter(case__slug=run.case, version=run.version)
+        CaseVersion.objects.filter(case__slug=case, version=version)
         .values_list("checklist", flat=True)
         .first()
         or []

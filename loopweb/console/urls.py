@@ -1,6 +1,6 @@
 from django.urls import path
 
-from loopweb.console.views import auth, board, editor, ladders, queue
+from loopweb.console.views import auth, board, editor, ladders, queue, runs
 
 app_name = "console"
 
@@ -23,4 +23,7 @@ urlpatterns = [
     path("ladders/<int:pk>/retry", board.retry, name="retry"),
     path("ladders/<int:pk>/retry-all", board.retry_all, name="retry-all"),
     path("ladders/<int:pk>/queue/", queue.queue, name="queue"),
+    path("ladders/<int:pk>/slots/<int:index>/<str:rung>/", runs.slot, name="slot"),
+    path("runs/<int:pk>/", runs.run_page, name="run-page"),
+    path("runs/<int:pk>/review", runs.run_review, name="run-review"),
 ]

@@ -107,6 +107,8 @@ MATRIX = {
     "ladders/<int:pk>/queue/":                       {"on": "ladder", "GET": "L+4+4", "POST": "L+4+4"},
     "ladders/<int:pk>/delete/":                      {"on": "ladder", "GET": "L+434", "POST": "L+434"},
     "runs/<int:pk>/":                                {"on": "run", "GET": "L+4++"},
+    "runs/<int:pk>/review":                          {"on": "run", "POST": "L+4+3"},
+    "ladders/<int:pk>/slots/<int:index>/<str:rung>/": {"on": "ladder", "GET": "L+4+4"},
     "proposals/":                                    {"GET": "L++++"},
     "proposals/<int:pk>/":                           {"on": "proposal", "GET": "L+444"},
     # The admin: staff only (none of the five callers is staff), but anyone may see its sign-in
@@ -153,7 +155,10 @@ def ids_of(world, on: str | None) -> dict:
         "evalset": world.evalset.hash,
         "proposal": world.proposal.pk,
     }[on]
-    return {"pk": value, "job_id": value, "slug": value, "hash": value}
+    ids = {"pk": value, "job_id": value, "slug": value, "hash": value}
+    if on == "ladder":
+        ids.update(index=0, rung=world.ladder.rungs.order_by("position")[0].rung_id)
+    return ids
 
 
 def body_of(world, route: str, method: str):

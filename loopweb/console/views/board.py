@@ -20,6 +20,7 @@ from loopweb.console import grid, presenters, queries
 from loopweb.console.access import can_control, controlled_ladder, signed_in, viewable_ladder
 from loopweb.console.presenters import human_list, plural
 from loopweb.console.views.messages import report_invalid
+from loopweb.console.views.runs import open_slot
 from loopweb.runs.errors import Conflict
 
 
@@ -86,8 +87,11 @@ def same_board(held: str, current: str) -> bool:
 @signed_in
 @require_safe
 def board(request, pk: int):
+    """The board; ``?slot=<climber index>/<rung id>`` opens that slot's side panel."""
     ladder = viewable_ladder(request.user, pk)
-    return render(request, "console/board.html", with_rows(board_context(request, ladder)))
+    context = with_rows(board_context(request, ladder))
+    context["slot"] = open_slot(ladder, request.GET.get("slot", ""))
+    return render(request, "console/board.html", context)
 
 
 @signed_in
