@@ -25,9 +25,9 @@ from loopweb.console.presenters import (
 )
 from loopweb.console.review import run_summary
 from loopweb.runs.models import Job, Review, Run
-from signals_app import outcome as reading
 from signals_app import rules
 from signals_app.models import Signal
+from signals_app.selectors import read_run
 from signals_app.services import current_rule_of
 
 
@@ -58,18 +58,7 @@ def _acceptance(run: Run, signals: list[Signal], rules_by_owner: dict) -> tuple[
         if owner not in rules_by_owner:
             rules_by_owner[owner] = current_rule_of(owner)
         rule, source = rules_by_owner[owner], "owner"
-    observations = [
-        reading.Observation(
-            id=s.signal_id,
-            kind=s.kind,
-            name=s.name,
-            value=s.value,
-            observed_at=s.observed_at,
-            tier=s.tier,
-        )
-        for s in signals
-    ]
-    read = reading.read_outcome(reading.Rule.from_json(rule), observations, run.finished_at)
+    read = read_run(run, rule, signals)
     return {
         "result": read.result,
         "tier": read.tier,

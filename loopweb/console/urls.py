@@ -1,6 +1,6 @@
 from django.urls import path
 
-from loopweb.console.views import auth, board, editor, ladders, queue, runs
+from loopweb.console.views import auth, board, editor, ladders, manage, queue, runs
 
 app_name = "console"
 
@@ -26,4 +26,8 @@ urlpatterns = [
     path("ladders/<int:pk>/slots/<int:index>/<str:rung>/", runs.slot, name="slot"),
     path("runs/<int:pk>/", runs.run_page, name="run-page"),
     path("runs/<int:pk>/review", runs.run_review, name="run-review"),
+    path("combinations/", manage.combinations, name="combinations"),
+    path("groups/", manage.groups, name="groups"),
+    path("groups/<int:pk>/", manage.group, name="group"),
+    path("account/acceptance-rule/", manage.acceptance_rule, name="acceptance-rule"),
 ]
