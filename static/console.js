@@ -61,3 +61,51 @@
     }
   });
 })();
+
+/* The review queue by keyboard: 1-5 rate, j/k next/previous, Enter submits (Ctrl+Enter in the
+   writeup), s skips, w writes, ? lists the shortcuts. Keys typed into a field stay the field's. */
+(() => {
+  const typing = (el) => el && (el.tagName === "TEXTAREA" || el.tagName === "SELECT" ||
+    (el.tagName === "INPUT" && !["radio", "checkbox", "submit", "button"].includes(el.type)));
+
+  function toggleHelp(show) {
+    const help = document.getElementById("shortcuts");
+    const button = document.getElementById("shortcuts-button");
+    if (!help) return;
+    const open = show ?? help.hidden;
+    help.hidden = !open;
+    button?.setAttribute("aria-expanded", String(open));
+  }
+
+  document.addEventListener("click", (event) => {
+    if (event.target.closest("#shortcuts-button")) toggleHelp();
+  });
+
+  document.addEventListener("keydown", (event) => {
+    const form = document.getElementById("review");
+    if (!document.getElementById("review-queue") && !document.getElementById("shortcuts")) return;
+    if (event.altKey || event.metaKey) return;
+    const target = event.target;
+    if (event.key === "Enter" && event.ctrlKey && form && target.tagName === "TEXTAREA") {
+      event.preventDefault();
+      form.requestSubmit();
+      return;
+    }
+    if (event.ctrlKey || typing(target)) return;
+    const go = (id) => { const link = document.getElementById(id); if (link) window.location.href = link.href; };
+    if (event.key === "?") { event.preventDefault(); toggleHelp(); return; }
+    if (event.key === "Escape") { toggleHelp(false); return; }
+    if (!form) return;
+    if (/^[1-5]$/.test(event.key)) {
+      const radio = document.getElementById(`rating-${event.key}`);
+      if (radio) { radio.checked = true; radio.focus(); event.preventDefault(); }
+    } else if (event.key === "j") { go("next-run"); }
+    else if (event.key === "k") { go("previous-run"); }
+    else if (event.key === "s") { go("skip-run"); }
+    else if (event.key === "w") { event.preventDefault(); document.getElementById("writeup")?.focus(); }
+    else if (event.key === "Enter" && !target.closest("a, button")) {
+      event.preventDefault();
+      form.requestSubmit();
+    }
+  });
+})();

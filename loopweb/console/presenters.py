@@ -327,6 +327,17 @@ def run_bar(runs: dict | None) -> dict | None:
     }
 
 
+def review_coverage(completed: int, unreviewed: int) -> dict:
+    """How many of the dispatch's completed slot runs somebody on the ladder reviewed."""
+    reviewed = max(completed - unreviewed, 0)
+    return {
+        "completed": completed,
+        "reviewed": reviewed,
+        "unreviewed": unreviewed,
+        "pct": f"{100 * reviewed / completed:.2f}" if completed else "0",
+    }
+
+
 def summary_row(row: dict) -> dict:
     """One line of the ladders page, from ``ladder_summaries``."""
     return {**row, "status_label": status_label(row["status"]), "bar": run_bar(row["runs"])}

@@ -173,3 +173,18 @@ def attempt_chain(run: Run) -> list[Job]:
         chain.append(previous)
         job = previous
     return list(reversed(chain))
+
+
+def acceptance_of(run_ids) -> dict[int, str]:
+    """Each run's result under the rule in effect (success, failure or unknown): two queries,
+    plus one per distinct owner whose current rule reads a run."""
+    runs = list(Run.objects.filter(pk__in=list(run_ids)).select_related("job"))
+    signals = defaultdict(list)
+    for signal in Signal.objects.filter(run_id__in=[r.pk for r in runs]).order_by("id"):
+        signals[signal.run_id].append(signal)
+    rules_by_owner: dict = {}
+    found = {}
+    for run in runs:
+        acceptance, _ = _acceptance(run, signals[run.pk], rules_by_owner)
+        found[run.pk] = acceptance["result"] if acceptance else "unknown"
+    return found

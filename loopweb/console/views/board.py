@@ -58,6 +58,9 @@ def board_context(request, ladder, board=None) -> dict:
         ]
         failures = queries.blocking_failures(ladder.pk, dispatch["id"], failing)
     b = presenters.board(progress, titles=titles, config=config, failures=failures)
+    if dispatch:
+        completed = len(frozenset().union(*(part.completed for part in board.parts)))
+        b["reviews"] = presenters.review_coverage(completed, dispatch["runsUnreviewed"])
     # What the page shows besides the board's progress: its version names both.
     extra = presenters.version_of(control, config, declared, sorted(failures.items()))
     return {

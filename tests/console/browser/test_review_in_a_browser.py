@@ -61,7 +61,7 @@ def test_a_reviewer_signs_in_reviews_a_run_and_the_queue_count_drops(
     left = page.locator("#runs-left")
     expect(left).to_have_text("4 runs left to review")
     card = page.locator(".run-card")
-    expect(card).to_contain_text("Rung 1")
+    expect(card).to_contain_text("Rung 2 · hop-2@1")  # the hardest rung first
     expect(card).to_contain_text("rv1 via aider (acme)")
     expect(card).to_contain_text("4 of 5 passed")
     expect(card.get_by_role("link", name=re.compile("gameplay.mp4"))).to_have_attribute(
