@@ -52,6 +52,28 @@ SLOT_MEANINGS = {
 }
 
 
+#: The board's and the ladders list's counters of runs, defined once: every count of runs the
+#: console shows is one of these, and the legend beside the bar says what each means. Executed
+#: and not needed together are the API's ``done``.
+RUN_COUNTERS = {
+    "executed": ("executed", "runs the slots hold: launched, finished and counted"),
+    "not_needed": ("not needed", "runs a decided or skipped slot will never need"),
+    "under_way": (
+        "under way",
+        "jobs launched and not finished: queued, pending, dispatched, starting or running",
+    ),
+    "left": ("left", "runs not launched yet"),
+}
+
+
+def counters(bar: dict) -> list[dict]:
+    """The bar's counts, each with its word and meaning, in ``RUN_COUNTERS`` order."""
+    return [
+        {"key": key, "label": label, "meaning": meaning, "count": bar[key]}
+        for key, (label, meaning) in RUN_COUNTERS.items()
+    ]
+
+
 def status_label(status: str) -> str:
     return STATUS_LABELS.get(status, status)
 
@@ -108,10 +130,10 @@ def climb_order_text(axis: str) -> str:
 
 def limit_text(limit: int | None, inherited: int | None = None) -> str:
     if limit is None:
-        return f"the account's default ({plural(inherited or 0, 'run')} in flight)"
+        return f"the account's default ({plural(inherited or 0, 'run')} under way at a time)"
     if limit == 0:
         return "0 — launches nothing; climbs only as far as existing runs take it"
-    return f"{plural(limit, 'run')} in flight"
+    return f"{plural(limit, 'run')} under way at a time"
 
 
 def retry_text(n: int) -> str:
@@ -127,7 +149,7 @@ def tally_items(tally: dict | None) -> list[tuple[str, str]]:
         ("Counted", str(tally["counted"])),
         ("Passing / required", f"{tally['passing']} / {tally['required']}"),
         ("Pending", str(tally["pending"])),
-        ("In flight", str(tally["inFlight"])),
+        ("Under way", str(tally["inFlight"])),
         ("Unrated", str(tally["unrated"])),
     ]
 
@@ -276,7 +298,10 @@ def board(
     }
     if not dispatch:
         return view
-    view["bar"] = run_bar(dispatch["runs"])
+    targets = {r["id"]: r["target"] for r in rungs}
+    executed = sum(executed_runs(c, targets) for c in progress["climbers"])
+    view["bar"] = run_bar(dispatch["runs"], executed)
+    view["counters"] = counters(view["bar"])
     counts = dispatch["slotCounts"]
     view["slot_counts"] = [
         {"status": s, "count": counts.get(s, 0), "symbol": SLOT_SYMBOLS[s], "meaning": m}
@@ -311,20 +336,57 @@ def board(
     return view
 
 
-def run_bar(runs: dict | None) -> dict | None:
-    """Runs done / total with the runs in flight, as widths of a stacked bar."""
+def executed_runs(climber: dict, targets: dict[str, int]) -> int:
+    """The runs a climber's slots hold, each slot up to its target."""
+    total = 0
+    for slot in climber["slots"]:
+        tally = climber["tally"] if slot["rung"] == climber["currentRung"] else slot.get("tally")
+        if tally:
+            total += min(tally["counted"], targets.get(slot["rung"], 0))
+    return total
+
+
+def _pct(n: int, total: int) -> str:
+    return f"{100 * n / total:.2f}" if total else "0"
+
+
+def run_bar(runs: dict | None, executed: int | None = None) -> dict | None:
+    """The dispatch's runs in the counters of ``RUN_COUNTERS``, as widths of a stacked bar.
+    Without ``executed`` (the ladders list), executed and not needed are shown together as done."""
     if not runs:
         return None
     total = runs["total"] or 0
-    flight = min(runs["inFlight"], max(total - runs["done"], 0))
-    return {
+    done = min(runs["done"], total)
+    under_way = min(runs["inFlight"], max(total - done, 0))
+    left = max(total - done - under_way, 0)
+    bar = {
         "total": total,
-        "done": runs["done"],
+        "done": done,
         "in_flight": runs["inFlight"],
-        "done_pct": f"{100 * runs['done'] / total:.2f}" if total else "0",
-        "flight_pct": f"{100 * flight / total:.2f}" if total else "0",
-        "text": f"{runs['done']} of {plural(total, 'run')} done, {runs['inFlight']} in flight",
+        "under_way": under_way,
+        "left": left,
+        "executed": None,
+        "not_needed": None,
+        "done_pct": _pct(done, total),
+        "executed_pct": _pct(done, total),
+        "not_needed_pct": "0",
+        "flight_pct": _pct(under_way, total),
     }
+    if executed is not None:
+        executed = min(executed, done)
+        bar.update(
+            executed=executed,
+            not_needed=done - executed,
+            executed_pct=_pct(executed, total),
+            not_needed_pct=_pct(done - executed, total),
+        )
+        bar["text"] = (
+            f"{executed} executed, {done - executed} not needed, {under_way} under way, "
+            f"{left} left, of {plural(total, 'run')}"
+        )
+    else:
+        bar["text"] = f"{done} of {plural(total, 'run')} done, {under_way} under way, {left} left"
+    return bar
 
 
 def review_coverage(completed: int, unreviewed: int) -> dict:

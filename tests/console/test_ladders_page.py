@@ -25,7 +25,7 @@ def test_the_ladders_page_lists_the_callers_ladders_with_their_status(
         for ladder in (idle, running, done)
     }
     assert "Not run yet" in rows["alpha"] and "No dispatch yet" in rows["alpha"]
-    assert "Running" in rows["beta"] and "0/4 · 2 in flight" in rows["beta"]
+    assert "Running" in rows["beta"] and "0/4 done · 2 under way" in rows["beta"]
     assert "Finished" in rows["gamma"] and "1/1" in rows["gamma"]
     assert 'role="progressbar"' in rows["gamma"]
     assert "not yours" not in text

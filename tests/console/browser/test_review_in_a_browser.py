@@ -117,7 +117,7 @@ def test_every_page_works_by_keyboard_with_a_label_on_every_control(
     expect(page.locator("#ladder-status")).to_have_text("Running")
     work(driver, run_queued_tasks, PERFECT, rounds=1)
     expect(page.locator("#runs-done")).to_have_text("2 of 4 runs done")
-    expect(page.locator("#runs-in-flight")).to_have_text("2 in flight")  # rung 2, launched
+    expect(page.locator("#runs-under_way")).to_have_text("2 under way")  # rung 2, launched
 
     # A slot's tally shows on focus, and keeps its focus while the board refreshes itself.
     page.locator("#slot-0-1").focus()
