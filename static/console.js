@@ -109,3 +109,17 @@
     }
   });
 })();
+
+/* Messages on a board describe the state it had when they were written ("Run started…"): once
+   the board's own refreshes show another status, they are gone. */
+(() => {
+  function dropStale() {
+    const head = document.getElementById("board-head");
+    const box = document.querySelector(".messages[data-board-status]");
+    if (head && box && head.dataset.status && head.dataset.status !== box.dataset.boardStatus) {
+      box.remove();
+    }
+  }
+  document.addEventListener("htmx:afterSettle", dropStale);
+  document.addEventListener("htmx:oobAfterSwap", dropStale);
+})();

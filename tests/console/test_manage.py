@@ -50,7 +50,7 @@ def test_an_owner_creates_renames_and_edits_a_group(owner_client, owner):
     blank = owner_client.submit(url, {"action": "rename", "name": ""})
     assert blank.status_code == 400 and "may not be blank" in text_of(blank)
     unknown = owner_client.submit(url, {"action": "add", "combination": 999999})
-    assert unknown.status_code == 400 and "Unknown combination id(s): [999999]" in text_of(unknown)
+    assert unknown.status_code == 400 and "Unknown combination id: 999999." in text_of(unknown)
 
 
 def test_a_group_page_lists_the_ladders_that_use_it(owner_client, owner):

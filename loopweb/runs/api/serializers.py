@@ -4,6 +4,7 @@ from rest_framework.exceptions import ErrorDetail
 
 from loopweb.runs.api import fields as f
 from loopweb.runs.api import schema
+from loopweb.runs.api.errors import unknown as unknown_text
 from loopweb.runs.api.schema import NO_NUL, NOT_BLANK, SPACE, STORABLE, STORABLE_OBJECT
 from loopweb.runs.cells import (
     MAX_COMBINATION_CELL_KEY,
@@ -335,7 +336,7 @@ class GroupSerializer(f.ModelSerializer):
         missing = [pk for pk in value if pk not in known]
         if missing:
             raise serializers.ValidationError(
-                f"Unknown combination id(s): {missing}.", code="does_not_exist"
+                unknown_text("combination id", missing), code="does_not_exist"
             )
         return value
 

@@ -60,6 +60,7 @@ def test_an_owner_creates_a_ladder_runs_it_and_the_board_follows_the_driver(
 
     page.get_by_role("button", name="Run", exact=True).click()
     expect(status).to_have_text("Running")
+    expect(page.locator(".messages")).to_contain_text("Run started")
     expect(page.get_by_role("button", name="Run", exact=True)).to_be_disabled()
     expect(page.locator("#runs-under_way")).to_have_text("2 under way")
     page.evaluate("window.sameDocument = true")
@@ -78,6 +79,7 @@ def test_an_owner_creates_a_ladder_runs_it_and_the_board_follows_the_driver(
 
     work(driver, run_queued_tasks, PERFECT)
     expect(status).to_have_text("Finished")
+    expect(page.locator(".messages")).to_have_count(0)  # "Run started" described a running board
     expect(page.locator("#runs-done")).to_have_text("4 of 4 runs done")
     expect(page.locator("#board-poll")).not_to_have_attribute("hx-trigger", re.compile(".*"))
     expect(page.get_by_role("button", name="Run", exact=True)).to_be_enabled()
