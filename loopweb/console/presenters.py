@@ -9,13 +9,8 @@ import hashlib
 import json
 from dataclasses import dataclass
 
-STATUS_LABELS = {
-    "notRunYet": "Not run yet",
-    "running": "Running",
-    "needsAttention": "Needs attention",
-    "finished": "Finished",
-    "stopped": "Stopped",
-}
+from ladders.wording import STATUS_LABELS, status_label  # noqa: F401 - the console's words
+
 #: Statuses of a dispatch that is still running: the board keeps refreshing itself.
 LIVE = ("running", "needsAttention")
 
@@ -72,10 +67,6 @@ def counters(bar: dict) -> list[dict]:
         {"key": key, "label": label, "meaning": meaning, "count": bar[key]}
         for key, (label, meaning) in RUN_COUNTERS.items()
     ]
-
-
-def status_label(status: str) -> str:
-    return STATUS_LABELS.get(status, status)
 
 
 def plural(n: int, one: str, many: str | None = None) -> str:
