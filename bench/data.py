@@ -128,7 +128,7 @@ def _run(key, case, combination, cell, rating, finished):
         variant="default",
         engine=None,
         combination=combination,
-        cell=cell.as_json(),
+        combination_cell=cell.as_json(),
         cell_key=key,
         outcome="completed",
         record={},

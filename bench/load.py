@@ -3,14 +3,11 @@ over HTTP through several web processes; and what one push costs the next read a
 """
 
 import json
-import os
-import socket
 import subprocess
 import sys
 import threading
 import time
 from pathlib import Path
-from urllib.parse import quote
 
 from django.db import close_old_connections, connection
 from django.test import Client
@@ -18,6 +15,7 @@ from django.utils import timezone
 
 from bench.data import CHECKLIST, user
 from bench.measure import Timing, interleaved
+from bench.production import ProductionServer
 from bench.runner import Row
 from ladders import services, shared_progress
 from ladders.models import Ladder
@@ -100,44 +98,6 @@ def running_ladder(*, climbers: int, rungs: int, tag: str) -> Ladder:
     return Ladder.objects.get(pk=ladder.pk)
 
 
-def database_url() -> str:
-    """The database this process uses, for the web processes it starts."""
-    db = connection.settings_dict
-    host, port = db["HOST"] or "127.0.0.1", db["PORT"] or 5432
-    who = quote(db["USER"]) + (f":{quote(db['PASSWORD'])}" if db.get("PASSWORD") else "")
-    return f"postgres://{who}@{host}:{port}/{db['NAME']}"
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-class WebProcesses:
-    """``n`` web processes of the product (``bench.serve``) on the benchmark's database."""
-
-    def __init__(self, n: int):
-        self.urls, self.processes = [], []
-        for _ in range(n):
-            port = free_port()
-            process = subprocess.Popen(  # noqa: S603 - our own module
-                [sys.executable, "-m", "bench.serve", str(port)],
-                cwd=ROOT,
-                env={**os.environ, "DATABASE_URL": database_url()},
-                stdout=subprocess.PIPE,
-                text=True,
-            )
-            assert process.stdout.readline().strip() == "ready"
-            self.processes.append(process)
-            self.urls.append(f"http://127.0.0.1:{port}")
-
-    def close(self) -> None:
-        for process in self.processes:
-            process.terminate()
-            process.wait(timeout=10)
-
-
 def passes(ladder: Ladder, stop: threading.Event) -> None:
     """The task worker's part: a launch pass whenever runs have landed, until ``stop``."""
     try:
@@ -164,13 +124,15 @@ def progress_under_load(
     ladder = running_ladder(climbers=climbers, rungs=rungs, tag=tag)
     owner_token = ApiToken.objects.issue(ladder.owner)[1]
     driver_token = ApiToken.objects.issue(user(f"bench-driver-{tag}", Role.DRIVER))[1]
-    web = WebProcesses(processes)
+    # The production server as make serve runs it: its processes share one port, as web
+    # processes behind a load balancer do.
+    web = ProductionServer(web=processes, threads=8)
     stop = threading.Event()
     worker = threading.Thread(target=passes, args=(ladder, stop), daemon=True)
     worker.start()
     try:
         spec = {
-            "servers": web.urls,
+            "servers": [web.url],
             "ladder": ladder.pk,
             "owner": owner_token,
             "driver": driver_token,
@@ -200,7 +162,7 @@ def progress_under_load(
     stale = len(result["stale"])
     data = (
         f"{climbers}×{rungs}, {drivers} drivers ({result['pushes']} runs pushed), {pollers} "
-        f"pollers every {interval:g} s, {processes} web processes, {len(polls)} reads "
+        f"pollers every {interval:g} s, gunicorn {processes}×8, {len(polls)} reads "
         f"({sent / max(1, len(polls)) / 1000:.0f} KB each on average)"
     )
     rows = [
@@ -233,6 +195,9 @@ def one_push_then_read(ladder: Ladder, *, repeat: int) -> list[Row]:
     from django.conf import settings
 
     settings.ALLOWED_HOSTS = [*settings.ALLOWED_HOSTS, "testserver"]
+    # Nothing else waits for a driver (the load above may leave jobs queued): each claim below
+    # takes the job just launched.
+    Job.objects.filter(status__in=[JobStatus.QUEUED, JobStatus.PENDING]).update(status="canceled")
     ladder = Ladder.objects.get(pk=ladder.pk)
     driver = user("bench-driver-after", Role.DRIVER)
     climber = ladder.dispatch.climbers.order_by("position")[

@@ -51,7 +51,7 @@ class Rollback(Exception):
 def slot_cells(dispatch) -> list[str]:
     rungs = snapshot_rungs(dispatch.snapshot)
     return [
-        cell_key(r.pin, CombinationCell.from_json(c.cell))
+        cell_key(r.pin, CombinationCell.from_json(c.combination_cell))
         for c in DispatchClimber.objects.filter(dispatch=dispatch)
         for r in rungs
     ]

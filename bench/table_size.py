@@ -22,8 +22,8 @@ PARKED = "runs_run_parked"
 
 GENERATE = f"""
 INSERT INTO {PARKED} (
-    id, "case", version, variant, engine, cell, cell_key, outcome, record, build_loaded,
-    validator_rating, counted, published, finished_at, "commit", merge_artifact,
+    id, "case", version, variant, engine, combination_cell, cell_key, outcome, record,
+    build_loaded, validator_rating, counted, published, finished_at, "commit", merge_artifact,
     acceptance_rule, created_at, updated_at, combination_id, job_id, owner_id, pushed_by_id
 )
 SELECT top.m + g,

@@ -7,7 +7,7 @@ class EvalsetsConfig(AppConfig):
 
     def ready(self):
         from evalsets import receivers
+        from loopweb.runs.hooks import run_pushed
         from loopweb.runs.models import Run
-        from loopweb.runs.signals import run_pushed
 
         run_pushed.connect(receivers.run_pushed, sender=Run, dispatch_uid="evalsets.grains")

@@ -9,6 +9,7 @@ from django.utils.html import format_html
 from ladders import services
 from ladders.models import Dispatch, DispatchClimber, Ladder, LadderCombination, LadderGroup, Rung
 from ladders.selectors import ladder_progress, ladder_summaries
+from ladders.statuses import LIVE
 from ladders.wording import status_label
 from loopweb.runs.errors import Conflict
 
@@ -86,7 +87,7 @@ class LadderAdmin(admin.ModelAdmin):
     def run_ladders(self, request, queryset):
         for ladder in queryset:
             try:
-                services.start_dispatch(ladder=ladder)
+                services.start_dispatch(ladder=ladder, by=request.user)
             except Conflict as exc:
                 self.message_user(request, f"{ladder}: {exc.detail}", messages.WARNING)
             except ValidationError as exc:
@@ -107,7 +108,7 @@ class LadderAdmin(admin.ModelAdmin):
         rows = []
         for ladder in queryset:
             dispatch = ladder_progress(ladder)["dispatch"]
-            running = dispatch is not None and dispatch["status"] in ("running", "needsAttention")
+            running = dispatch is not None and dispatch["status"] in LIVE
             rows.append(
                 {
                     "ladder": ladder,
@@ -131,7 +132,9 @@ class LadderAdmin(admin.ModelAdmin):
     def _stop(self, request, queryset, *, cancel_running: bool) -> None:
         for ladder in queryset:
             try:
-                cancelled = services.stop_dispatch(ladder=ladder, cancel_running=cancel_running)
+                cancelled = services.stop_dispatch(
+                    ladder=ladder, cancel_running=cancel_running, by=request.user
+                )
             except Conflict as exc:
                 self.message_user(request, f"{ladder}: {exc.detail}", messages.WARNING)
             else:
@@ -141,7 +144,7 @@ class LadderAdmin(admin.ModelAdmin):
 class DispatchClimberInline(admin.TabularInline):
     model = DispatchClimber
     extra = 0
-    fields = ["position", "key", "cell", "verdicts", "retried_at"]
+    fields = ["position", "combination_key", "combination_cell", "verdicts", "retried_at"]
     readonly_fields = fields
     can_delete = False
 
@@ -197,7 +200,9 @@ class DispatchAdmin(admin.ModelAdmin):
     def stop_dispatches(self, request, queryset):
         for dispatch in queryset.select_related("ladder"):
             try:
-                cancelled = services.stop_dispatch(ladder=dispatch.ladder, cancel_running=False)
+                cancelled = services.stop_dispatch(
+                    ladder=dispatch.ladder, cancel_running=False, by=request.user
+                )
             except Conflict as exc:
                 self.message_user(request, f"{dispatch.ladder}: {exc.detail}", messages.WARNING)
             else:
@@ -209,7 +214,7 @@ class DispatchAdmin(admin.ModelAdmin):
     def retry_blocked(self, request, queryset):
         for dispatch in queryset.select_related("ladder"):
             try:
-                keys = services.retry_blocked(ladder=dispatch.ladder)
+                keys = services.retry_blocked(ladder=dispatch.ladder, by=request.user)
             except Conflict as exc:
                 self.message_user(request, f"{dispatch.ladder}: {exc.detail}", messages.WARNING)
             else:

@@ -15,15 +15,26 @@ from collections import defaultdict
 from dataclasses import dataclass
 
 from django.db import connection
-from django.db.models import Count, F, Max, Q, Window
+from django.db.models import Count, F, Max, Q, QuerySet, Window
 from django.db.models.functions import RowNumber
 
+from ladders import origins
 from ladders.gate import Gate
 from ladders.models import Dispatch, DispatchCell, DispatchClimber
 from ladders.standing import ClimberInput, Evidence, Failure, RungSnap, SlotRun
 from loopweb.runs.cells import CasePin, CombinationCell, cell_key
-from loopweb.runs.models import IN_FLIGHT, Job, JobStatus, Outcome, Run
+from loopweb.runs.models import IN_FLIGHT, NOT_STARTED, Job, JobStatus, Outcome, Run
 from loopweb.runs.resolve import CatalogView, Unresolvable, combination_cell, launch_problem
+
+
+def stop_cancels(ladder_id: int, *, cancel_running: bool) -> QuerySet[Job]:
+    """The jobs a Stop of the ladder cancels: those its dispatches launched (found by their
+    origin) that no driver has handed to a host yet, and with ``cancel_running`` (Stop and cancel
+    running) those under way too. A job of an earlier dispatch of the ladder is among them."""
+    statuses = IN_FLIGHT if cancel_running else NOT_STARTED
+    return Job.objects.filter(
+        origin__startswith=origins.ladder_prefix(ladder_id), status__in=statuses
+    )
 
 
 @dataclass(slots=True)
@@ -50,13 +61,15 @@ def snapshot_rungs(snapshot: dict) -> list[RungSnap]:
 def climber_label(climber: DispatchClimber, catalog: CatalogView) -> str:
     combination = climber.combination
     if combination is None:
-        return climber.key
+        return climber.combination_key
     configuration = catalog.configurations.get(combination.configuration_id)
     return combination.label(configuration.name if configuration else None)
 
 
 def _input(climber: DispatchClimber, catalog: CatalogView) -> ClimberInput:
-    pinned = CombinationCell.from_json(climber.cell) if climber.cell else None
+    pinned = (
+        CombinationCell.from_json(climber.combination_cell) if climber.combination_cell else None
+    )
     live, problem = None, None
     if climber.combination is None:
         problem = "its combination was deleted"
@@ -68,7 +81,7 @@ def _input(climber: DispatchClimber, catalog: CatalogView) -> ClimberInput:
         else:
             problem = launch_problem(climber.combination, catalog)
     return ClimberInput(
-        key=climber.key,
+        combination_key=climber.combination_key,
         label=climber_label(climber, catalog),
         pinned=pinned,
         live=live,
@@ -88,7 +101,7 @@ def load(dispatches: list[Dispatch], *, only: set[str] | None = None) -> list[Lo
     climbers: dict[int, list[DispatchClimber]] = defaultdict(list)
     rows = DispatchClimber.objects.filter(dispatch__in=by_id)
     if only is not None:
-        rows = rows.filter(key__in=only)
+        rows = rows.filter(combination_key__in=only)
     for climber in rows.select_related("combination").order_by("dispatch_id", "position"):
         climbers[climber.dispatch_id].append(climber)
     catalog = CatalogView.load(

@@ -11,9 +11,7 @@ from enum import StrEnum
 from itertools import islice
 from typing import NamedTuple
 
-from loopweb.runs.validators import RATING_RANK
-
-MODEL_FAILURES = frozenset({"catastrophic", "timedOut", "harnessError", "limitExceeded", "hung"})
+from loopweb.runs.outcomes import BROKEN, MODEL_FAILURES, rating_at_least
 
 
 class Read(StrEnum):
@@ -67,13 +65,13 @@ class RunRead:
 def read_run(run: RunRead, gate: Gate) -> Read:
     rating = run.rating
     if run.outcome in MODEL_FAILURES:
-        rating = "broken"  # the model had its attempt: read as broken
+        rating = BROKEN  # the model had its attempt: read as broken
     elif gate.unloaded_counts_as_broken and run.build_loaded is False:
-        rating = "broken"
+        rating = BROKEN
     if rating is None:
         return Read.UNRATED
     # Read as broken, not failed outright: a floor of broken is met by a broken run.
-    return Read.PASS if RATING_RANK[rating] >= RATING_RANK[gate.floor] else Read.FAIL
+    return Read.PASS if rating_at_least(rating, gate.floor) else Read.FAIL
 
 
 class Tally(NamedTuple):

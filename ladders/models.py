@@ -3,6 +3,8 @@ import secrets
 from django.conf import settings
 from django.db import models
 
+from ladders import origins, statuses
+
 
 def mint_rung_id() -> str:
     return f"r_{secrets.token_hex(8)}"
@@ -99,9 +101,9 @@ class LadderCombination(models.Model):
 
 
 class DispatchStatus(models.TextChoices):
-    RUNNING = "running"
-    FINISHED = "finished"
-    STOPPED = "stopped"
+    RUNNING = statuses.RUNNING
+    FINISHED = statuses.FINISHED
+    STOPPED = statuses.STOPPED
 
 
 class Dispatch(models.Model):
@@ -116,6 +118,13 @@ class Dispatch(models.Model):
     started_at = models.DateTimeField()
     ended_at = models.DateTimeField(null=True, blank=True)
     passes = models.PositiveIntegerField(default=0)
+    # Who pressed Run and Stop (empty for a script, or once the user is deleted).
+    started_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    stopped_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
 
     class Meta:
         verbose_name_plural = "dispatches"
@@ -126,36 +135,41 @@ class Dispatch(models.Model):
 
     @property
     def origin_prefix(self) -> str:
-        return f"ladder:{self.ladder_id}/{self.dispatch_id}/"
+        return origins.dispatch_prefix(self.ladder_id, self.dispatch_id)
 
     def origin_for(self, rung_id: str) -> str:
-        return f"{self.origin_prefix}{rung_id}"
+        return origins.origin(self.ladder_id, self.dispatch_id, rung_id)
 
 
 class DispatchClimber(models.Model):
     dispatch = models.ForeignKey(Dispatch, on_delete=models.CASCADE, related_name="climbers")
     position = models.PositiveIntegerField()
-    key = models.CharField(max_length=500)
+    combination_key = models.CharField(max_length=500)
     combination = models.ForeignKey(
         "runs.Combination", null=True, on_delete=models.SET_NULL, related_name="+"
     )
     # The combination cell, pinned when the climber first resolves and never resolved again, and
     # its key (empty while unpinned): the slot cells' keys end with it.
-    cell = models.JSONField(null=True, blank=True)
+    combination_cell = models.JSONField(null=True, blank=True)
     pinned_key = models.CharField(max_length=500, blank=True, default="")
     # Verdicts the launch passes wrote: {rungId: "passed" | "failed"}.
     verdicts = models.JSONField(default=dict)
     retried_at = models.DateTimeField(null=True, blank=True)
+    # Why the last launch pass found the climber blocked ("" when it was not): a pass that finds
+    # a new block announces it once (``lifecycle.climbers_blocked``).
+    blocked = models.CharField(max_length=32, blank=True, default="")
 
     class Meta:
         ordering = ["dispatch", "position"]
         constraints = [
-            models.UniqueConstraint(fields=["dispatch", "key"], name="one_climber_per_key"),
+            models.UniqueConstraint(
+                fields=["dispatch", "combination_key"], name="one_climber_per_key"
+            ),
         ]
         indexes = [models.Index(fields=["dispatch", "pinned_key"], name="climber_pinned")]
 
     def __str__(self) -> str:
-        return f"{self.key} in dispatch {self.dispatch_id}"
+        return f"{self.combination_key} in dispatch {self.dispatch_id}"
 
 
 class DispatchCell(models.Model):

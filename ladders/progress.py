@@ -21,19 +21,11 @@ from django.db.models import Q
 
 from ladders import evidence
 from ladders.models import Dispatch, DispatchStatus, FinalStanding, Ladder, Rung
-from ladders.standing import (
-    BLOCKED,
-    RUNNING,
-    SLOT_STATUSES,
-    ClimberStanding,
-    Standing,
-    evaluate,
-)
-from loopweb.runs.models import UNDER_WAY, CaseVersion, Job, Outcome, Review
+from ladders.standing import ClimberStanding, Standing, evaluate
+from ladders.statuses import BLOCKED, NEEDS_ATTENTION, NOT_RUN_YET, RUNNING, SLOT_STATUSES
+from loopweb.runs.models import UNDER_WAY, CaseVersion, Outcome, Review
 
 COMPLETED = Outcome.COMPLETED.value
-NOT_RUN_YET = "notRunYet"
-NEEDS_ATTENTION = "needsAttention"
 
 
 def encode(value) -> bytes:
@@ -139,7 +131,7 @@ def standing_of(loaded: evidence.Loaded, *, running: bool) -> Standing:
 def climber_json(climber: ClimberStanding) -> dict:
     current = next((s for s in climber.slots if s.rung == climber.current_rung), None)
     return {
-        "key": climber.key,
+        "key": climber.combination_key,
         "label": climber.label,
         "status": climber.status,
         "blockedReason": climber.blocked_reason,
@@ -168,10 +160,10 @@ def completed_runs(climber: ClimberStanding) -> list[list[int]]:
 def live_part(climber: ClimberStanding) -> Part:
     slots = climber.slots
     return Part(
-        key=climber.key,
+        key=climber.combination_key,
         body=climber_json(climber),
         cells=frozenset(s.cell_key for s in slots if s.cell_key),
-        pinned=climber.cell is not None and not climber.pin_now,
+        pinned=climber.combination_cell is not None and not climber.pin_now,
         status=climber.status,
         slot_counts=Counter(s.status for s in slots),
         total=sum(s.target for s in slots),
@@ -285,9 +277,9 @@ def count_unreviewed(ladder: Ladder, parts: list[Part]) -> None:
 def under_way(ladder_id: int) -> int:
     """Jobs this ladder's dispatches launched that are dispatched, starting or running: what
     Stop and cancel running would add to a plain Stop."""
-    return Job.objects.filter(
-        origin__startswith=f"ladder:{ladder_id}/", status__in=UNDER_WAY
-    ).count()
+    return (
+        evidence.stop_cancels(ladder_id, cancel_running=True).filter(status__in=UNDER_WAY).count()
+    )
 
 
 def status_of(dispatch: Dispatch | None, parts: list[Part]) -> str:

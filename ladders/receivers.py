@@ -3,20 +3,15 @@
 from django.db import connection
 from django.db.models import Q
 
+from ladders import origins
 from ladders.models import Dispatch, DispatchCell, DispatchClimber, DispatchStatus
 from ladders.tasks import launch_pass
 from loopweb import tasking
+from loopweb.runs.cells import combination_key_of
 from loopweb.runs.models import Outcome
 from loopweb.runs.services import mark_canceled
 
 COMPLETED = Outcome.COMPLETED.value
-
-
-def ladder_id_of(origin: str) -> int | None:
-    if not origin.startswith("ladder:"):
-        return None
-    head = origin[len("ladder:") :].split("/", 1)[0]
-    return int(head) if head.isdigit() else None
 
 
 def lock_dispatch_of_origin(sender, origin: str, cell_key: str = "", **kwargs) -> None:
@@ -28,7 +23,7 @@ def lock_dispatch_of_origin(sender, origin: str, cell_key: str = "", **kwargs) -
     When the dispatch stops early, the row of the climber holding the job's cell is shared too:
     a pass recording that climber's verdicts waits for this attempt's end, and so sees (and
     cancels) a retry it enqueues; or it has recorded them, and the retry's check sees them."""
-    ladder_id = ladder_id_of(origin)
+    ladder_id = origins.ladder_id_of(origin)
     if ladder_id is None or connection.vendor != "postgresql":
         return  # SQLite runs one writer at a time
     dispatches, climbers = Dispatch._meta.db_table, DispatchClimber._meta.db_table
@@ -40,12 +35,16 @@ def lock_dispatch_of_origin(sender, origin: str, cell_key: str = "", **kwargs) -
             [ladder_id],
         )
         row = cursor.fetchone()
-        if row is None or not row[2] or not origin.startswith(f"ladder:{ladder_id}/{row[1]}/"):
+        if (
+            row is None
+            or not row[2]
+            or not origin.startswith(origins.dispatch_prefix(ladder_id, row[1]))
+        ):
             return
         cursor.execute(
             f"SELECT id FROM {climbers}"  # noqa: S608
             " WHERE dispatch_id = %s AND pinned_key = %s FOR SHARE",
-            [row[0], cell_key.split("::", 1)[-1]],
+            [row[0], combination_key_of(cell_key)],
         )
 
 
@@ -53,7 +52,7 @@ def cancel_retry_of_stopped_dispatch(sender, retry, **kwargs) -> None:
     """A retry is checked like a launch pass: its dispatch must still be the ladder's running
     one. A retry of a job a stopped (or since replaced) dispatch launched is cancelled; the jobs
     of a deleted ladder are left alone."""
-    ladder_id = ladder_id_of(retry.origin)
+    ladder_id = origins.ladder_id_of(retry.origin)
     if ladder_id is None:
         return
     current = (
@@ -62,26 +61,29 @@ def cancel_retry_of_stopped_dispatch(sender, retry, **kwargs) -> None:
     if current is None:
         return
     dispatch_id, status = current
-    own = retry.origin.startswith(f"ladder:{ladder_id}/{dispatch_id}/")
-    if status != DispatchStatus.RUNNING or not own or _slot_decided_early(retry, dispatch_id):
+    own = retry.origin.startswith(origins.dispatch_prefix(ladder_id, dispatch_id))
+    if status != DispatchStatus.RUNNING or not own or _slot_decided_early(retry):
         mark_canceled([retry])
 
 
-def _slot_decided_early(retry, dispatch_id: str) -> bool:
+def _slot_decided_early(retry) -> bool:
     """With earlyStop, a slot decided while an attempt was under way needs no retry of it. (Its
-    climber's row was locked before the attempt's job: see ``lock_dispatch_of_origin``.)"""
-    rung_id = retry.origin.rsplit("/", 1)[-1]
-    dispatch = Dispatch.objects.filter(dispatch_id=dispatch_id).only("snapshot").first()
+    climber's row was locked before the attempt's job: see ``lock_dispatch_of_origin``.) The
+    retry's origin is its running dispatch's."""
+    origin = origins.parse(retry.origin)
+    if origin is None:
+        return False
+    dispatch = Dispatch.objects.filter(dispatch_id=origin.dispatch_id).only("snapshot").first()
     if dispatch is None or not dispatch.snapshot["gate"].get("earlyStop"):
         return False
     verdicts = (
         DispatchClimber.objects.filter(
-            dispatch=dispatch, pinned_key=retry.cell_key.split("::", 1)[-1]
+            dispatch=dispatch, pinned_key=combination_key_of(retry.cell_key)
         )
         .values_list("verdicts", flat=True)
         .first()
     )
-    return rung_id in (verdicts or {})
+    return origin.rung_id in (verdicts or {})
 
 
 def feed_dispatches(cell_keys: set[str]) -> None:
@@ -117,7 +119,11 @@ def publish_on_completion(sender, run, **kwargs) -> None:
     """ "A run a dispatch launches publishes itself when it completes": in the push that stores
     it, whether or not its dispatch is still running."""
     job = run.job
-    if job is not None and ladder_id_of(job.origin) is not None and run.outcome == COMPLETED:
+    if (
+        job is not None
+        and origins.ladder_id_of(job.origin) is not None
+        and run.outcome == COMPLETED
+    ):
         run.published = True
 
 

@@ -9,8 +9,8 @@ from django.db.models import Count, OuterRef, Q, Subquery
 
 from ladders import evidence, progress
 from ladders.models import Dispatch, DispatchClimber, DispatchStatus, Ladder
-from ladders.progress import NEEDS_ATTENTION, NOT_RUN_YET, rung_json, stale_versions
-from ladders.standing import SLOT_STATUSES
+from ladders.progress import rung_json, stale_versions
+from ladders.statuses import NEEDS_ATTENTION, NOT_RUN_YET, SLOT_STATUSES
 from loopweb.runs.models import Run
 
 __all__ = [
@@ -57,7 +57,10 @@ def _slot_runs(dispatch: Dispatch) -> list[dict]:
         return [{"key": c["body"]["key"], "completed": c["completed"]} for c in final.climbers]
     [loaded] = evidence.load([dispatch])
     standing = progress.standing_of(loaded, running=dispatch.status == DispatchStatus.RUNNING)
-    return [{"key": c.key, "completed": progress.completed_runs(c)} for c in standing.climbers]
+    return [
+        {"key": c.combination_key, "completed": progress.completed_runs(c)}
+        for c in standing.climbers
+    ]
 
 
 def review_queue(ladder: Ladder) -> list[dict]:

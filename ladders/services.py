@@ -1,8 +1,9 @@
 """Writes of the ladder engine: configuration, Run, Stop, Retry and the launch pass.
 
-The claim (SPEC §5): launch passes, Stop, Retry and Run of one ladder each hold a row lock on
-the ladder's dispatch for their whole transaction, so they apply one after another. Locks are
-always taken ladder, then dispatch, then jobs.
+The dispatch lock (SPEC §5 calls it "the claim"; here that word is a driver's, for jobs): launch
+passes, Stop, Retry and Run of one ladder each hold a row lock on the ladder's dispatch for their
+whole transaction, so they apply one after another. Locks are always taken ladder, then dispatch,
+then the cells' advisory locks, then jobs.
 """
 
 import logging
@@ -14,7 +15,7 @@ from django.db.models import Q
 from django.utils import timezone
 from psycopg.types.json import Jsonb
 
-from ladders import evidence, progress
+from ladders import evidence, lifecycle, progress
 from ladders.config import MAX_RUNGS, rung_problems
 from ladders.models import (
     Dispatch,
@@ -29,7 +30,8 @@ from ladders.models import (
     mint_dispatch_id,
     mint_rung_id,
 )
-from ladders.standing import BLOCKED, FAILING, RUNNING, UNLAUNCHABLE, evaluate
+from ladders.standing import evaluate
+from ladders.statuses import BLOCKED, RETRYABLE_REASONS, RUNNING
 from ladders.tasks import launch_pass, requeue_interrupted
 from loopweb import tasking
 from loopweb.runs import changes
@@ -52,12 +54,14 @@ log = logging.getLogger(__name__)
 # Configuration ------------------------------------------------------------------------------
 
 
-def save_ladder(*, owner, data: dict, ladder: Ladder | None = None) -> Ladder:
-    """Create or replace a ladder's configuration. Never touches a running dispatch."""
+def save_ladder(*, owner, data: dict, ladder: Ladder | None = None, by=None) -> Ladder:
+    """Create or replace a ladder's configuration. Never touches a running dispatch. ``by`` is
+    who made the change (the owner unless said otherwise)."""
     problems = rung_problems(data["rungs"])
     if problems:
         raise ValidationError(problems)
     with transaction.atomic():
+        created = ladder is None
         if ladder is None:
             ladder = Ladder(owner=owner)
         else:
@@ -82,6 +86,9 @@ def save_ladder(*, owner, data: dict, ladder: Ladder | None = None) -> Ladder:
             for i, c in enumerate(data["combinations"])
         )
         ladder.reviewers.set(data["reviewers"])
+        lifecycle.ladder_configured.send(
+            Ladder, ladder=ladder, by=by or owner, change="created" if created else "edited"
+        )
     return ladder
 
 
@@ -121,7 +128,7 @@ def _pin_of(rung) -> tuple:
     return (rung["case"], rung["version"], rung["variant"], rung["engine"])
 
 
-def reorder_rungs(*, ladder: Ladder, order: list[str]) -> None:
+def reorder_rungs(*, ladder: Ladder, order: list[str], by=None) -> None:
     with transaction.atomic():
         ladder = Ladder.objects.select_for_update().get(pk=ladder.pk)
         changes.touch([changes.ladder_key(ladder.pk)])
@@ -134,6 +141,9 @@ def reorder_rungs(*, ladder: Ladder, order: list[str]) -> None:
             rungs[rung_id].position = position
         Rung.objects.bulk_update(rungs.values(), ["position"])
         ladder.save(update_fields=["updated_at"])
+        lifecycle.ladder_configured.send(
+            Ladder, ladder=ladder, by=by or ladder.owner, change="rungs reordered"
+        )
 
 
 def delete_ladder(*, ladder: Ladder) -> None:
@@ -167,15 +177,17 @@ def declared_combinations(ladder: Ladder) -> list[Combination]:
     return declared
 
 
-def start_dispatch(*, ladder: Ladder, run_pass: bool = True) -> Dispatch:
-    """Run: snapshot the configuration, resolve the climbers, mint a dispatch, launch."""
+def start_dispatch(*, ladder: Ladder, run_pass: bool = True, by=None) -> Dispatch:
+    """Run: snapshot the configuration, resolve the climbers, mint a dispatch, launch. ``by`` is
+    who pressed Run."""
     with transaction.atomic():
         ladder = (
             Ladder.objects.select_for_update(of=("self",))
             .select_related("owner__account")
             .get(pk=ladder.pk)
         )
-        # The claim: no pass, Stop or Retry of the previous dispatch runs while it is replaced.
+        # The dispatch lock: no pass, Stop or Retry of the previous dispatch runs while it is
+        # replaced.
         dispatch = Dispatch.objects.select_for_update().filter(ladder=ladder).first()
         if dispatch is not None and dispatch.status == DispatchStatus.RUNNING:
             raise Conflict("A dispatch of this ladder is running; stop it before a new Run.")
@@ -198,6 +210,7 @@ def start_dispatch(*, ladder: Ladder, run_pass: bool = True) -> Dispatch:
                 {"climbers": ["Add a combination group or a combination before running."]}
             )
         snapshot = _snapshot(ladder, rungs)
+        previous = dispatch.dispatch_id if dispatch is not None else None
         if dispatch is None:
             dispatch = Dispatch(ladder=ladder)
         else:
@@ -210,11 +223,18 @@ def start_dispatch(*, ladder: Ladder, run_pass: bool = True) -> Dispatch:
         dispatch.started_at = timezone.now()
         dispatch.ended_at = None
         dispatch.passes = 0
+        dispatch.started_by = by
+        dispatch.stopped_by = None
         dispatch.save()
         for climber in climbers:
             climber.dispatch = dispatch
         DispatchClimber.objects.bulk_create(climbers)
-        _hold_cells(dispatch, [c for c in climbers if c.cell], evidence.snapshot_rungs(snapshot))
+        _hold_cells(
+            dispatch,
+            [c for c in climbers if c.combination_cell],
+            evidence.snapshot_rungs(snapshot),
+        )
+        lifecycle.dispatch_started.send(Dispatch, dispatch=dispatch, by=by, previous=previous)
         tasking.enqueue(launch_pass, ladder.pk)
     if run_pass:
         launch_pass_now(ladder.pk)
@@ -264,9 +284,9 @@ def _resolve_climbers(declared: list[Combination]) -> list[DispatchClimber]:
         climbers.append(
             DispatchClimber(
                 position=len(climbers),
-                key=combination.key,
+                combination_key=combination.key,
                 combination=combination,
-                cell=cell.as_json() if cell else None,
+                combination_cell=cell.as_json() if cell else None,
                 pinned_key=cell.key if cell else "",
             )
         )
@@ -277,7 +297,8 @@ def _hold_cells(dispatch: Dispatch, climbers, rungs) -> None:
     DispatchCell.objects.bulk_create(
         [
             DispatchCell(
-                dispatch=dispatch, cell_key=cell_key(r.pin, CombinationCell.from_json(c.cell))
+                dispatch=dispatch,
+                cell_key=cell_key(r.pin, CombinationCell.from_json(c.combination_cell)),
             )
             for c in climbers
             for r in rungs
@@ -289,35 +310,42 @@ def _hold_cells(dispatch: Dispatch, climbers, rungs) -> None:
 # Stop and Retry ----------------------------------------------------------------------------
 
 
-def stop_dispatch(*, ladder: Ladder, cancel_running: bool = False) -> int:
+def stop_dispatch(*, ladder: Ladder, cancel_running: bool = False, by=None) -> int:
     """End the running dispatch and cancel the jobs this ladder's dispatches left in flight:
     queued and pending ones, and with ``cancel_running`` dispatched, starting and running ones.
-    Returns how many jobs were cancelled."""
+    Returns how many jobs were cancelled. ``by`` is who pressed Stop."""
     with transaction.atomic():
-        # The claim: a pass in progress finishes (or has not started) before the Stop lands.
+        # The dispatch lock: a pass in progress finishes (or has not started) before the Stop
+        # lands.
         dispatch = Dispatch.objects.select_for_update().filter(ladder=ladder).first()
         if dispatch is None or dispatch.status != DispatchStatus.RUNNING:
             raise Conflict("This ladder has no running dispatch to stop.")
         changes.touch([changes.ladder_key(ladder.pk)])
         dispatch.status = DispatchStatus.STOPPED
         dispatch.ended_at = timezone.now()
-        dispatch.save(update_fields=["status", "ended_at"])
-        statuses = IN_FLIGHT if cancel_running else NOT_STARTED
-        jobs = lock_to_cancel(
-            Job.objects.filter(origin__startswith=f"ladder:{ladder.pk}/", status__in=statuses)
-        )
+        dispatch.stopped_by = by
+        dispatch.save(update_fields=["status", "ended_at", "stopped_by"])
+        jobs = lock_to_cancel(evidence.stop_cancels(ladder.pk, cancel_running=cancel_running))
         cancelled = mark_canceled(jobs)
         # The standing at the moment of the Stop is the dispatch's final one.
         [loaded] = evidence.load([dispatch])
-        progress.freeze(dispatch, _evaluate(loaded, running=False))
+        final = progress.freeze(dispatch, _evaluate(loaded, running=False))
+        lifecycle.dispatch_ended.send(
+            Dispatch,
+            dispatch=dispatch,
+            final=final,
+            by=by,
+            cancel_running=cancel_running,
+            cancelled=cancelled,
+        )
         return cancelled
 
 
-def retry_climber(*, ladder: Ladder, key: str, run_pass: bool = True) -> None:
+def retry_climber(*, ladder: Ladder, combination_key: str, run_pass: bool = True, by=None) -> None:
     with transaction.atomic():
         dispatch, loaded, standing = _running_standing(ladder)
         for row, climber in zip(loaded.climbers, standing.climbers, strict=True):
-            if row.key != key:
+            if row.combination_key != combination_key:
                 continue
             if not _retryable(climber, standing, dispatch.snapshot["runsInFlightLimit"]):
                 raise Conflict(
@@ -328,34 +356,39 @@ def retry_climber(*, ladder: Ladder, key: str, run_pass: bool = True) -> None:
                 )
             row.retried_at = timezone.now()
             row.save(update_fields=["retried_at"])
+            lifecycle.climber_retried.send(Dispatch, dispatch=dispatch, climber=row, by=by)
             tasking.enqueue(launch_pass, ladder.pk)
             break
         else:
-            raise ValidationError({"climber": [f"The dispatch has no climber with key {key!r}."]})
+            raise ValidationError(
+                {"climber": [f"The dispatch has no climber with key {combination_key!r}."]}
+            )
     if run_pass:
         launch_pass_now(ladder.pk)
 
 
-def retry_blocked(*, ladder: Ladder, run_pass: bool = True) -> list[str]:
+def retry_blocked(*, ladder: Ladder, run_pass: bool = True, by=None) -> list[str]:
     """Retry every climber blocked as failing or unlaunchable, in one transaction and with one
     launch pass after it. Returns the keys retried, in climb order."""
     with transaction.atomic():
-        _, loaded, standing = _running_standing(ladder)
+        dispatch, loaded, standing = _running_standing(ladder)
         now = timezone.now()
         rows = [
             row
             for row, climber in zip(loaded.climbers, standing.climbers, strict=True)
-            if climber.status == BLOCKED and climber.blocked_reason in (FAILING, UNLAUNCHABLE)
+            if climber.status == BLOCKED and climber.blocked_reason in RETRYABLE_REASONS
         ]
         if not rows:
             raise Conflict("No climber is blocked as failing or unlaunchable.")
         for row in rows:
             row.retried_at = now
         DispatchClimber.objects.bulk_update(rows, ["retried_at"])
+        for row in rows:
+            lifecycle.climber_retried.send(Dispatch, dispatch=dispatch, climber=row, by=by)
         tasking.enqueue(launch_pass, ladder.pk)
     if run_pass:
         launch_pass_now(ladder.pk)
-    return [row.key for row in rows]
+    return [row.combination_key for row in rows]
 
 
 def _running_standing(ladder: Ladder):
@@ -371,7 +404,7 @@ def _running_standing(ladder: Ladder):
 
 def _retryable(climber, standing, limit: int) -> bool:
     if climber.status == BLOCKED:
-        return climber.blocked_reason in (FAILING, UNLAUNCHABLE)
+        return climber.blocked_reason in RETRYABLE_REASONS
     # Fixing an unlaunchable climber's configuration or catalog entry makes it read running at
     # once, yet nothing launches it until a pass runs: its Retry is that pass. Only such a
     # climber reads running with runs missing, none in flight and room under the limit.
@@ -420,8 +453,8 @@ def run_launch_pass(*, ladder_id: int) -> PassReport | None:
     """Record every verdict the gate can now decide, then launch what each climber's current
     rung is missing, up to the dispatch's limit, in its climb order."""
     with transaction.atomic():
-        # The claim: one pass at a time per ladder, and never beside a Stop, Retry or Run (which
-        # hold the row exclusively); pushes only share it, so they go on beside a pass.
+        # The dispatch lock: one pass at a time per ladder, and never beside a Stop, Retry or Run
+        # (which hold the row exclusively); pushes only share it, so they go on beside a pass.
         dispatch = (
             Dispatch.objects.select_for_update(of=("self",), no_key=True)
             .select_related("ladder")
@@ -449,7 +482,10 @@ def run_launch_pass(*, ladder_id: int) -> PassReport | None:
         dispatch.passes += 1
         dispatch.save(update_fields=["status", "ended_at", "passes"])
         if finished:
-            progress.freeze(dispatch, standing.ended())
+            final = progress.freeze(dispatch, standing.ended())
+            lifecycle.dispatch_ended.send(
+                Dispatch, dispatch=dispatch, final=final, by=None, cancel_running=False, cancelled=0
+            )
         return PassReport(dispatch.dispatch_id, len(jobs), cancelled, published, finished)
 
 
@@ -484,40 +520,56 @@ def _room_in_cells(targets: dict[str, int]) -> dict[str, int]:
 
 
 def _record(dispatch, loaded, standing) -> None:
-    """Pin newly resolved cells and write newly decided verdicts."""
-    changed, pinned = [], []
+    """Pin newly resolved cells, write newly decided verdicts and note blocks, announcing the
+    new ones."""
+    changed, pinned, blocked = [], [], []
     for row, climber in zip(loaded.climbers, standing.climbers, strict=True):
         if climber.pin_now:
-            row.cell = climber.cell.as_json()
-            row.pinned_key = climber.cell.key
+            row.combination_cell = climber.combination_cell.as_json()
+            row.pinned_key = climber.combination_cell.key
             pinned.append(row)
         if climber.new_verdicts:
             row.verdicts = {**row.verdicts, **climber.new_verdicts}
-        if climber.pin_now or climber.new_verdicts:
+        block = (climber.blocked_reason or "") if climber.status == BLOCKED else ""
+        block_changed = block != row.blocked
+        if block_changed:
+            row.blocked = block
+            if block:
+                blocked.append((row, climber))
+        if climber.pin_now or climber.new_verdicts or block_changed:
             changed.append(row)
     if changed:
         _write_climbers(changed)
     if pinned:
         _hold_cells(dispatch, pinned, loaded.rungs)
+    if blocked:
+        lifecycle.climbers_blocked.send(Dispatch, dispatch=dispatch, climbers=blocked)
 
 
 def _write_climbers(climbers: list[DispatchClimber]) -> None:
     """One UPDATE for every changed climber, however many decisions the pass recorded."""
     if connection.vendor != "postgresql":
-        DispatchClimber.objects.bulk_update(climbers, ["cell", "pinned_key", "verdicts"])
+        DispatchClimber.objects.bulk_update(
+            climbers, ["combination_cell", "pinned_key", "verdicts", "blocked"]
+        )
         return
     with connection.cursor() as cursor:
         cursor.execute(
             f"UPDATE {DispatchClimber._meta.db_table} AS c"  # noqa: S608 - a model's table name
-            " SET cell = v.cell, pinned_key = v.pinned_key, verdicts = v.verdicts"
-            " FROM unnest(%s::bigint[], %s::jsonb[], %s::text[], %s::jsonb[])"
-            " AS v(id, cell, pinned_key, verdicts)"
+            " SET combination_cell = v.combination_cell, pinned_key = v.pinned_key,"
+            " verdicts = v.verdicts, blocked = v.blocked"
+            " FROM unnest(%s::bigint[], %s::jsonb[], %s::text[], %s::jsonb[], %s::text[])"
+            " AS v(id, combination_cell, pinned_key, verdicts, blocked)"
             " WHERE c.id = v.id",
             [
                 [c.pk for c in climbers],
-                [None if c.cell is None else Jsonb(c.cell) for c in climbers],
+                [
+                    None if c.combination_cell is None else Jsonb(c.combination_cell)
+                    for c in climbers
+                ],
                 [c.pinned_key for c in climbers],
                 [Jsonb(c.verdicts) for c in climbers],
+                [c.blocked for c in climbers],
             ],
         )
 
@@ -574,20 +626,20 @@ def _launch(dispatch, loaded, standing, cancelled: int) -> list[Job]:
     cells = {}
     for _, _, climber, _ in candidates:
         rung = rungs[climber.current_rung]
-        cells[cell_key(rung.pin, climber.cell)] = rung.target
+        cells[cell_key(rung.pin, climber.combination_cell)] = rung.target
     _lock_cells(sorted(cells))
     free = _room_in_cells(cells)
     jobs = []
     for _, _, climber, row in candidates:
         rung = rungs[climber.current_rung]
-        key = cell_key(rung.pin, climber.cell)
+        key = cell_key(rung.pin, climber.combination_cell)
         count = min(climber.missing, free[key], room - len(jobs))
         jobs.extend(
             new_job(
                 owner=dispatch.ladder.owner,
                 pin=rung.pin,
                 combination=row.combination,
-                cell=climber.cell,
+                combination_cell=climber.combination_cell,
                 origin=dispatch.origin_for(rung.id),
                 retry_count=snapshot["retryCount"],
             )

@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from django.db import connection
 from rest_framework.utils.encoders import JSONEncoder
 
-from ladders import progress
+from ladders import origins, progress
 from ladders.models import Dispatch, DispatchCell, Ladder
 from ladders.progress import Head, Part
 from loopweb import telemetry
@@ -130,7 +130,8 @@ def _look(ladder_id: int, since: str | None) -> Look:
     way, and the changes of the ladder, the catalog and the dispatch's cells that the token
     ``since`` did not see."""
     keys = [changes.ladder_key(ladder_id), changes.CATALOG]
-    prefix = f"ladder:{ladder_id}/%"
+    # The jobs under way that Stop and cancel running would cancel (``progress.under_way``).
+    prefix = f"{origins.ladder_prefix(ladder_id)}%"
     if connection.vendor == "postgresql":
         snapshot = changes.snapshot_of(since) if since else None
         with connection.cursor() as cursor:

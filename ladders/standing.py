@@ -10,23 +10,23 @@ from datetime import datetime
 from typing import NamedTuple
 
 from ladders.gate import Gate, Tally, Verdict, decide, tally
+from ladders.statuses import (
+    BLOCKED,
+    COMPLETED,
+    FAILED,
+    FAILING,
+    PASSED,
+    PENDING,
+    RUNNING,
+    SKIPPED,
+    SLOT_STATUSES,
+    UNLAUNCHABLE,
+    UNRATED,
+)
 from loopweb.runs.cells import CasePin, CombinationCell, joined_cell_key
-
-RUNNING = "running"
-BLOCKED = "blocked"
-FAILED = "failed"
-COMPLETED = "completed"
-PASSED = "passed"
-PENDING = "pending"
-SKIPPED = "skipped"
-SLOT_STATUSES = (RUNNING, BLOCKED, PASSED, FAILED, PENDING, SKIPPED)
 
 PASSED_VERDICT, FAILED_VERDICT = Verdict.PASSED.value, Verdict.FAILED.value
 NO_RUNS: list = []
-
-UNLAUNCHABLE = "unlaunchable"
-FAILING = "failing"
-UNRATED = "unrated"
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,7 +58,7 @@ class Failure:
 
 @dataclass(slots=True)
 class ClimberInput:
-    key: str
+    combination_key: str
     label: str
     pinned: CombinationCell | None
     live: CombinationCell | None
@@ -103,10 +103,10 @@ class SlotStanding:
 
 @dataclass(slots=True)
 class ClimberStanding:
-    key: str
+    combination_key: str
     label: str
     status: str
-    cell: CombinationCell | None
+    combination_cell: CombinationCell | None
     pin_now: bool = False
     blocked_reason: str | None = None
     problem: str | None = None
@@ -205,7 +205,11 @@ def _resolve(climber: ClimberInput, held: set[str]):
 
 def _climb(climber, cell, pin_now, problem, *, rungs, gate, evidence) -> ClimberStanding:
     standing = ClimberStanding(
-        key=climber.key, label=climber.label, status=COMPLETED, cell=cell, pin_now=pin_now
+        combination_key=climber.combination_key,
+        label=climber.label,
+        status=COMPLETED,
+        combination_cell=cell,
+        pin_now=pin_now,
     )
     if cell is None:
         standing.status = BLOCKED

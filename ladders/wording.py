@@ -1,11 +1,13 @@
 """The words the console and the admin both show for a ladder's status (seed 004's wording)."""
 
+from ladders.statuses import FINISHED, NEEDS_ATTENTION, NOT_RUN_YET, RUNNING, STOPPED
+
 STATUS_LABELS = {
-    "notRunYet": "Not run yet",
-    "running": "Running",
-    "needsAttention": "Needs attention",
-    "finished": "Finished",
-    "stopped": "Stopped",
+    NOT_RUN_YET: "Not run yet",
+    RUNNING: "Running",
+    NEEDS_ATTENTION: "Needs attention",
+    FINISHED: "Finished",
+    STOPPED: "Stopped",
 }
 
 

@@ -6,9 +6,9 @@ class SignalsAppConfig(AppConfig):
     verbose_name = "Signals and acceptance"
 
     def ready(self):
-        from loopweb.runs import signals
+        from loopweb.runs import hooks
         from signals_app import receivers
 
-        signals.run_pushing.connect(receivers.on_run_pushing, dispatch_uid="signals_app.rule")
-        signals.run_pushed.connect(receivers.on_run_pushed, dispatch_uid="signals_app.push")
-        signals.run_reviewed.connect(receivers.on_run_reviewed, dispatch_uid="signals_app.review")
+        hooks.run_pushing.connect(receivers.on_run_pushing, dispatch_uid="signals_app.rule")
+        hooks.run_pushed.connect(receivers.on_run_pushed, dispatch_uid="signals_app.push")
+        hooks.run_reviewed.connect(receivers.on_run_reviewed, dispatch_uid="signals_app.review")

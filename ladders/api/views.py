@@ -14,11 +14,9 @@ from rest_framework.decorators import action
 from rest_framework.exceptions import PermissionDenied
 from rest_framework.response import Response
 
-from ladders import selectors, services, shared_progress
+from ladders import access, selectors, services, shared_progress
 from ladders.api import serializers as s
 from ladders.models import Ladder
-from loopweb.runs.access import role_of
-from loopweb.runs.models import Role
 
 ACCEPTS_GZIP = re.compile(r"\bgzip\b")
 ProgressResponse = OpenApiResponse(description="The ladder's progress board (see API.md).")
@@ -79,8 +77,8 @@ class LadderViewSet(viewsets.GenericViewSet):
 
     def owned(self) -> Ladder:
         ladder = self.get_object()
-        if ladder.owner_id != self.request.user.pk and not self.request.user.is_staff:
-            raise PermissionDenied("Only the ladder's owner can change or run it.")
+        if not access.controls(self.request.user, ladder):
+            raise PermissionDenied(access.NOT_CONTROLLED)
         return ladder
 
     def _config(self, ladder):
@@ -94,8 +92,8 @@ class LadderViewSet(viewsets.GenericViewSet):
         return self.get_paginated_response([s.ladder_config_json(x, stale) for x in page])
 
     def create(self, request):
-        if not (request.user.is_staff or role_of(request.user) == Role.OWNER):
-            raise PermissionDenied("Only owners create ladders.")
+        if not access.creates_ladders(request.user):
+            raise PermissionDenied(access.NOT_CREATED)
         body = self.get_serializer(data=request.data)
         body.is_valid(raise_exception=True)
         ladder = services.save_ladder(owner=request.user, data=body.validated_data)
@@ -110,7 +108,9 @@ class LadderViewSet(viewsets.GenericViewSet):
             data=request.data, context={**self.get_serializer_context(), "owner": ladder.owner}
         )
         body.is_valid(raise_exception=True)
-        services.save_ladder(owner=ladder.owner, data=body.validated_data, ladder=ladder)
+        services.save_ladder(
+            owner=ladder.owner, data=body.validated_data, ladder=ladder, by=request.user
+        )
         return Response(self._config(ladder))
 
     def destroy(self, request, pk=None):
@@ -151,14 +151,14 @@ class LadderViewSet(viewsets.GenericViewSet):
         ladder = self.owned()
         body = s.RungOrderSerializer(data=request.data)
         body.is_valid(raise_exception=True)
-        services.reorder_rungs(ladder=ladder, order=body.validated_data["order"])
+        services.reorder_rungs(ladder=ladder, order=body.validated_data["order"], by=request.user)
         return Response(self._config(ladder))
 
     @extend_schema(request=None, responses={200: ProgressResponse, 409: ProgressResponse})
     @action(detail=True, methods=["post"])
     def run(self, request, pk=None):
         ladder = self.owned()
-        services.start_dispatch(ladder=ladder)
+        services.start_dispatch(ladder=ladder, by=request.user)
         return progress_response(request, shared_progress.read(Ladder.objects.get(pk=ladder.pk)))
 
     @extend_schema(
@@ -171,7 +171,7 @@ class LadderViewSet(viewsets.GenericViewSet):
         body = s.StopSerializer(data=request.data)
         body.is_valid(raise_exception=True)
         cancelled = services.stop_dispatch(
-            ladder=ladder, cancel_running=body.validated_data["cancelRunning"]
+            ladder=ladder, cancel_running=body.validated_data["cancelRunning"], by=request.user
         )
         return Response({"cancelled": cancelled})
 
@@ -181,7 +181,9 @@ class LadderViewSet(viewsets.GenericViewSet):
         ladder = self.owned()
         body = s.RetrySerializer(data=request.data)
         body.is_valid(raise_exception=True)
-        services.retry_climber(ladder=ladder, key=body.validated_data["climber"])
+        services.retry_climber(
+            ladder=ladder, combination_key=body.validated_data["climber"], by=request.user
+        )
         return progress_response(request, shared_progress.read(Ladder.objects.get(pk=ladder.pk)))
 
     @extend_schema(

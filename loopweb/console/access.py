@@ -14,6 +14,7 @@ from django.http import Http404
 from django.shortcuts import resolve_url
 from django_htmx.http import HttpResponseClientRedirect
 
+from ladders.access import NOT_CONTROLLED, controls
 from ladders.models import Ladder
 from ladders.selectors import ladders_for
 from loopweb.runs.access import role_of
@@ -27,20 +28,12 @@ def viewable_ladder(user, pk: int) -> Ladder:
     return ladder
 
 
-def can_control(user, ladder: Ladder) -> bool:
-    return user.is_staff or ladder.owner_id == user.pk
-
-
 def controlled_ladder(user, pk: int) -> Ladder:
     """The ladder, for Run, Stop, Retry and edits: 404 for outsiders, 403 for its reviewers."""
     ladder = viewable_ladder(user, pk)
-    if not can_control(user, ladder):
-        raise PermissionDenied("Only the ladder's owner can change or run it.")
+    if not controls(user, ladder):
+        raise PermissionDenied(NOT_CONTROLLED)
     return ladder
-
-
-def can_create(user) -> bool:
-    return user.is_staff or role_of(user) == Role.OWNER
 
 
 def can_review(user) -> bool:

@@ -8,6 +8,7 @@ climber changed.
 
 from django.utils.html import escape
 
+from ladders.statuses import BLOCKED, RUNNING
 from loopweb.console.presenters import SLOT_SYMBOLS, climber_status_text, shown_status, tally_items
 
 
@@ -31,9 +32,9 @@ def row_html(index: int, climber: dict, numbers: dict[str, int], *, live: bool, 
         status = slot["status"]
         reading = slot["rung"] == climber["currentRung"]
         tally = climber["tally"] if reading else slot.get("tally")
-        current = reading and status in ("running", "blocked")
+        current = reading and status in (RUNNING, BLOCKED)
         # A running slot with nothing under way waits for room: it is not drawn as running.
-        waiting = live and status == "running" and bool(tally) and tally["inFlight"] == 0
+        waiting = live and status == RUNNING and bool(tally) and tally["inFlight"] == 0
         shown = "running, waiting for room" if waiting else status
         cell_id = f"slot-{index}-{ri}"
         classes = f"slot slot-{status}"

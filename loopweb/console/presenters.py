@@ -9,41 +9,53 @@ import hashlib
 import json
 from dataclasses import dataclass
 
+from ladders.statuses import (
+    BLOCKED,
+    COMPLETED,
+    FAILED,
+    FAILING,
+    LIVE,
+    PASSED,
+    PENDING,
+    RETRYABLE_REASONS,
+    RUNNING,
+    SKIPPED,
+    STOPPED,
+    UNLAUNCHABLE,
+    UNRATED,
+)
 from ladders.wording import STATUS_LABELS, status_label  # noqa: F401 - the console's words
-
-#: Statuses of a dispatch that is still running: the board keeps refreshing itself.
-LIVE = ("running", "needsAttention")
 
 #: A blocked climber's reason: its cause and the fix seed 004 names.
 BLOCKED_REASONS = {
-    "unlaunchable": ("the combination cannot be launched", "fix the cause, then Retry"),
-    "failing": ("a launch used up its retries with no run", "fix the cause, then Retry"),
-    "unrated": ("completed runs carry no validator rating", "re-push the runs, or Stop"),
+    UNLAUNCHABLE: ("the combination cannot be launched", "fix the cause, then Retry"),
+    FAILING: ("a launch used up its retries with no run", "fix the cause, then Retry"),
+    UNRATED: ("completed runs carry no validator rating", "re-push the runs, or Stop"),
 }
 #: The heading of a group of blocks that share a cause.
 BLOCKED_TITLES = {
-    "unlaunchable": "Cannot be launched",
-    "failing": "Launches failing",
-    "unrated": "Runs waiting for a rating",
+    UNLAUNCHABLE: "Cannot be launched",
+    FAILING: "Launches failing",
+    UNRATED: "Runs waiting for a rating",
 }
-RETRYABLE = ("unlaunchable", "failing")
 
-SLOT_STATUSES = ("passed", "failed", "running", "blocked", "pending", "skipped")
+#: The legend's order.
+SLOT_STATUSES = (PASSED, FAILED, RUNNING, BLOCKED, PENDING, SKIPPED)
 SLOT_SYMBOLS = {
-    "passed": "✓",
-    "failed": "✗",
-    "running": "▶",
-    "blocked": "!",
-    "pending": "·",
-    "skipped": "–",
+    PASSED: "✓",
+    FAILED: "✗",
+    RUNNING: "▶",
+    BLOCKED: "!",
+    PENDING: "·",
+    SKIPPED: "–",
 }
 SLOT_MEANINGS = {
-    "passed": "the gate passed it",
-    "failed": "the gate failed it",
-    "running": "the climber's current rung, runs launched or waiting for room",
-    "blocked": "the climber's current rung, blocked",
-    "pending": "not reached yet",
-    "skipped": "never to run",
+    PASSED: "the gate passed it",
+    FAILED: "the gate failed it",
+    RUNNING: "the climber's current rung, runs launched or waiting for room",
+    BLOCKED: "the climber's current rung, blocked",
+    PENDING: "not reached yet",
+    SKIPPED: "never to run",
 }
 
 
@@ -217,21 +229,21 @@ def cause_groups(blocked: list[Blocked]) -> list[CauseGroup]:
 def shown_status(climber: dict, live: bool) -> str:
     """The status a climber's row is drawn in: an ended dispatch's running or blocked climber is
     drawn stopped."""
-    if live or climber["status"] in ("completed", "failed"):
+    if live or climber["status"] in (COMPLETED, FAILED):
         return climber["status"]
-    return "stopped"
+    return STOPPED
 
 
 def climber_status_text(climber: dict, numbers: dict[str, int], live: bool = True) -> str:
     rung = numbers.get(climber.get("currentRung"), "?")
     status = climber["status"]
-    if not live and status in ("running", "blocked"):
+    if not live and status in (RUNNING, BLOCKED):
         return f"Stopped at rung {rung}"
-    if status == "running":
+    if status == RUNNING:
         return f"Running rung {rung}"
-    if status == "blocked":
+    if status == BLOCKED:
         return f"Blocked at rung {rung}: {climber.get('blockedReason')}"
-    if status == "failed":
+    if status == FAILED:
         return f"Failed at rung {rung}"
     return "Completed"
 
@@ -301,9 +313,9 @@ def board(
     failures = failures or {}
     for ci, climber in enumerate(progress["climbers"]):
         reason = climber.get("blockedReason")
-        if climber["status"] == "blocked" and reason:
+        if climber["status"] == BLOCKED and reason:
             cause, fix = BLOCKED_REASONS.get(reason, (reason, "Stop"))
-            if reason == "failing":
+            if reason == FAILING:
                 cause = failing_cause(dispatch["retryCount"])
             view["blocked"].append(
                 Blocked(
@@ -316,7 +328,7 @@ def board(
                     fix=fix,
                     problem=climber.get("problem"),
                     attempts=climber.get("attempts"),
-                    retryable=reason in RETRYABLE and status in LIVE,
+                    retryable=reason in RETRYABLE_REASONS and status in LIVE,
                     failure=failure_text(
                         failures.get((climber["currentRung"], climber.get("cellKey")))
                     ),

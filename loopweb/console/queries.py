@@ -2,11 +2,12 @@
 
 from django.db.models import Count, Q
 
+from ladders.evidence import stop_cancels
 from ladders.models import Dispatch, DispatchClimber, Ladder
+from ladders.origins import dispatch_prefix
 from ladders.services import declared_combinations
 from loopweb.runs.access import visible_runs
 from loopweb.runs.models import (
-    IN_FLIGHT,
     NOT_STARTED,
     UNDER_WAY,
     Account,
@@ -34,12 +35,8 @@ def account_limit(user_id: int) -> int | None:
 
 
 def jobs_to_cancel(ladder: Ladder) -> dict[str, int]:
-    """What Stop and cancel running would reach: the in-flight jobs this ladder's dispatches
-    launched (found by their origin, as ``stop_dispatch`` finds them), split by how far along
-    they are."""
-    return Job.objects.filter(
-        origin__startswith=f"ladder:{ladder.pk}/", status__in=IN_FLIGHT
-    ).aggregate(
+    """What Stop and cancel running would reach, split by how far along the jobs are."""
+    return stop_cancels(ladder.pk, cancel_running=True).aggregate(
         underWay=Count("pk", filter=Q(status__in=UNDER_WAY)),
         notStarted=Count("pk", filter=Q(status__in=NOT_STARTED)),
     )
@@ -69,10 +66,10 @@ def climber_label(dispatch: Dispatch, key: str) -> str:
 def climber_labels(dispatch: Dispatch, keys: list[str]) -> list[str]:
     """The dispatch's climbers' labels for ``keys`` (a key stands for a climber it cannot
     name), in the order given."""
-    rows = DispatchClimber.objects.filter(dispatch=dispatch, key__in=keys).select_related(
-        "combination"
-    )
-    combos = {row.key: row.combination for row in rows if row.combination is not None}
+    rows = DispatchClimber.objects.filter(
+        dispatch=dispatch, combination_key__in=keys
+    ).select_related("combination")
+    combos = {row.combination_key: row.combination for row in rows if row.combination is not None}
     ids = {c.configuration_id for c in combos.values() if c.configuration_id}
     names = dict(GGConfiguration.objects.filter(pk__in=ids).values_list("id", "name"))
     return [_label(combos[key], names) if key in combos else key for key in keys]
@@ -102,7 +99,7 @@ def blocking_failures(ladder_id: int, dispatch_id: str, slots) -> dict[tuple[str
     slots = {(rung, cell) for rung, cell in slots if rung and cell}
     if not slots:
         return {}
-    prefix = f"ladder:{ladder_id}/{dispatch_id}/"
+    prefix = dispatch_prefix(ladder_id, dispatch_id)
     rows = (
         Job.objects.filter(
             origin__in={prefix + rung for rung, _ in slots},

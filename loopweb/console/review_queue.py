@@ -3,7 +3,7 @@ the queue's entries (``ladders.selectors.slot_run_entries``)."""
 
 from dataclasses import dataclass
 
-from loopweb.runs.validators import RATING_ORDER
+from loopweb.runs.outcomes import RATING_ORDER
 
 ORDERS = {
     "hardest": "Hardest rung first",

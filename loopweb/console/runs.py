@@ -15,6 +15,7 @@ from django.http import Http404
 
 from ladders import shared_progress
 from ladders.models import Ladder
+from ladders.origins import origin
 from loopweb.console import queries
 from loopweb.console.presenters import (
     climber_status_text,
@@ -152,7 +153,7 @@ def slot_detail(ladder: Ladder, index: int, rung_id: str) -> dict:
     if cell_key:
         checklist = queries.checklist_for(rung["case"], rung["version"])
         detail["cards"] = run_cards(placed_runs(cell_key, target), checklist)
-        detail["jobs"] = slot_jobs(f"ladder:{ladder.pk}/{dispatch['id']}/{rung_id}", cell_key)
+        detail["jobs"] = slot_jobs(origin(ladder.pk, dispatch["id"], rung_id), cell_key)
     return detail
 
 

@@ -22,6 +22,7 @@ from django.tasks import TaskResultStatus
 from django.tasks.signals import task_finished
 
 from loopweb import telemetry
+from loopweb.runs.cells import combination_key_of
 
 log = logging.getLogger("loopweb.events")
 
@@ -90,15 +91,8 @@ def on_dispatch_saved(sender, instance, update_fields=None, **kwargs) -> None:
 # Jobs -----------------------------------------------------------------------------------------
 
 
-def _ladder_of(origin: str) -> tuple[str, str] | None:
-    """(ladder id, rung id) of a ladder job's origin ``ladder:<id>/<dispatch>/<rung>``."""
-    if not origin.startswith("ladder:"):
-        return None
-    parts = origin[len("ladder:") :].split("/")
-    return (parts[0], parts[-1]) if len(parts) == 3 else None
-
-
 def on_jobs_ended(sender, jobs, **kwargs) -> None:
+    from ladders import origins
     from loopweb.runs.models import Run
 
     for job in jobs:
@@ -107,11 +101,11 @@ def on_jobs_ended(sender, jobs, **kwargs) -> None:
             _lease_expired(job, retry=None)
         if job.status != "failed":
             continue
-        where = _ladder_of(job.origin)
-        if where is None or Run.objects.filter(job_id=job.pk, counted=True).exists():
+        origin = origins.parse(job.origin)
+        if origin is None or Run.objects.filter(job_id=job.pk, counted=True).exists():
             continue
-        ladder, rung = where
-        climber = job.cell_key.split("::", 1)[-1]
+        ladder, rung = str(origin.ladder_id), origin.rung_id
+        climber = combination_key_of(job.cell_key)
         _later(
             _warning,
             "climber %s of ladder %s blocked at rung %s: attempt %d ended %s%s with no retry left",
@@ -185,10 +179,10 @@ def on_task_finished(sender, task_result, **kwargs) -> None:
 
 def connect() -> None:
     from ladders.models import Dispatch
-    from loopweb.runs import signals
+    from loopweb.runs import hooks
 
     post_save.connect(on_dispatch_saved, sender=Dispatch, dispatch_uid="ops-events")
-    signals.jobs_ended.connect(on_jobs_ended, dispatch_uid="ops-events")
-    signals.retry_enqueued.connect(on_retry_enqueued, dispatch_uid="ops-events")
-    signals.run_pushed.connect(on_run_pushed, dispatch_uid="ops-events")
+    hooks.jobs_ended.connect(on_jobs_ended, dispatch_uid="ops-events")
+    hooks.retry_enqueued.connect(on_retry_enqueued, dispatch_uid="ops-events")
+    hooks.run_pushed.connect(on_run_pushed, dispatch_uid="ops-events")
     task_finished.connect(on_task_finished, dispatch_uid="ops-events")

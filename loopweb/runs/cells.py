@@ -71,6 +71,11 @@ def joined_cell_key(pin_key: str, combination_key: str) -> str:
     return f"{pin_key}::{combination_key}"
 
 
+def combination_key_of(key: str) -> str:
+    """The combination cell's key within a coverage cell's key."""
+    return key.split("::", 1)[-1]
+
+
 def harness_key(harness: str, model: str, provider: str) -> str:
     return f"{harness}|{model}|{provider}"
 

@@ -6,7 +6,7 @@ of them never wait on each other in opposite orders.
 """
 
 import functools
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -15,7 +15,7 @@ from django.core.exceptions import ValidationError
 from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
 
-from loopweb.runs import changes, signals
+from loopweb.runs import changes, hooks
 from loopweb.runs.access import is_driver
 from loopweb.runs.cells import CasePin, CombinationCell, cell_key
 from loopweb.runs.errors import Conflict
@@ -48,23 +48,30 @@ def new_job(
     owner,
     pin: CasePin,
     combination: Combination,
-    cell: CombinationCell,
+    combination_cell: CombinationCell,
     origin: str,
     retry_count: int,
 ) -> Job:
     """An unsaved queued job of a cell; callers save it or bulk-create many."""
     return Job(
         owner=owner,
-        case=pin.case,
-        version=pin.version,
-        variant=pin.variant,
-        engine=pin.engine,
-        combination=combination,
-        cell=cell.as_json(),
-        cell_key=cell_key(pin, cell),
+        **cell_fields(pin, combination, combination_cell),
         origin=origin,
         retry_count=min(max(retry_count, 0), 10),
     )
+
+
+def cell_fields(pin: CasePin, combination: Combination, combination_cell: CombinationCell) -> dict:
+    """The fields naming the coverage cell of a pin and a combination, for a new job or run."""
+    return {
+        "case": pin.case,
+        "version": pin.version,
+        "variant": pin.variant,
+        "engine": pin.engine,
+        "combination": combination,
+        "combination_cell": combination_cell.as_json(),
+        "cell_key": cell_key(pin, combination_cell),
+    }
 
 
 def launch_by_hand(*, owner, pin: CasePin, combination: Combination, retry_count: int = 1) -> Job:
@@ -81,7 +88,7 @@ def launch_by_hand(*, owner, pin: CasePin, combination: Combination, retry_count
             owner=owner,
             pin=pin,
             combination=combination,
-            cell=cell,
+            combination_cell=cell,
             origin="manual",
             retry_count=retry_count,
         )
@@ -99,7 +106,7 @@ def enqueue(jobs: list[Job]) -> list[Job]:
 
 def cancel_job(*, job: Job) -> Job:
     with transaction.atomic():
-        signals.attempt_ending.send(sender=Job, origin=job.origin, cell_key=job.cell_key)
+        hooks.attempt_ending.send(sender=Job, origin=job.origin, cell_key=job.cell_key)
         # Lock the job so a driver's concurrent report or push sees the cancel, not a stale row.
         job = Job.objects.select_for_update().get(pk=job.pk)
         if not job.in_flight:
@@ -133,7 +140,7 @@ def mark_canceled(jobs: list[Job], *, now: datetime | None = None) -> int:
         job.finished_at = now
     _count_unretried([job.pk for job in jobs if job.attempt > 1 and job.started_at is None])
     changes.touch(job.cell_key for job in jobs)
-    signals.jobs_ended.send(sender=Job, jobs=jobs)
+    hooks.jobs_ended.send(sender=Job, jobs=jobs)
     return len(ids)
 
 
@@ -282,7 +289,7 @@ def fail_job(*, job_id: int, driver, failure: str, detail: str = "") -> Job:
         if found is None:
             raise Job.DoesNotExist(job_id)
         origin, key = found
-        signals.attempt_ending.send(sender=Job, origin=origin, cell_key=key)
+        hooks.attempt_ending.send(sender=Job, origin=origin, cell_key=key)
         job = _driver_job(job_id, driver)
         if not job.in_flight:
             raise Conflict(f"job {job_id} is already {job.status}")
@@ -298,7 +305,7 @@ def is_retried(job: Job, outcome: str) -> bool:
     return outcome in RETRYABLE_OUTCOMES and job.attempt <= job.retry_count
 
 
-def end_attempt(job: Job, *, outcome: str, run: Run | None = None, detail: str = "") -> Job | None:
+def end_attempt(job: Job, *, outcome: str, detail: str = "") -> Job | None:
     """Make a locked, in-flight attempt terminal; enqueue its automatic retry first.
 
     The retry is created and stamped on the attempt before the attempt becomes terminal, in the
@@ -310,13 +317,7 @@ def end_attempt(job: Job, *, outcome: str, run: Run | None = None, detail: str =
     if is_retried(job, outcome):
         retry = Job.objects.create(
             owner_id=job.owner_id,
-            case=job.case,
-            version=job.version,
-            variant=job.variant,
-            engine=job.engine,
-            combination_id=job.combination_id,
-            cell=job.cell,
-            cell_key=job.cell_key,
+            **job.cell_fields(),
             origin=job.origin,
             retry_count=job.retry_count,
             attempt=job.attempt + 1,
@@ -343,9 +344,9 @@ def end_attempt(job: Job, *, outcome: str, run: Run | None = None, detail: str =
         ]
     )
     if retry is not None:
-        signals.retry_enqueued.send(sender=Job, retry=retry, attempt=job)
+        hooks.retry_enqueued.send(sender=Job, retry=retry, attempt=job)
     else:
-        signals.jobs_ended.send(sender=Job, jobs=[job])
+        hooks.jobs_ended.send(sender=Job, jobs=[job])
     return retry
 
 
@@ -360,7 +361,7 @@ def expire_leases(*, now: datetime | None = None) -> int:
     ended = 0
     for job_id, origin, key in expired:
         with transaction.atomic():
-            signals.attempt_ending.send(sender=Job, origin=origin, cell_key=key)
+            hooks.attempt_ending.send(sender=Job, origin=origin, cell_key=key)
             job = (
                 Job.objects.select_for_update(skip_locked=True)
                 .filter(pk=job_id, status__in=IN_FLIGHT[1:], lease_expires_at__lt=now)
@@ -414,7 +415,7 @@ def push_run(
                     {"job": [ValidationError(f"job {job_id} does not exist", "does_not_exist")]}
                 )
             origin, key = found
-            signals.attempt_ending.send(sender=Job, origin=origin, cell_key=key)
+            hooks.attempt_ending.send(sender=Job, origin=origin, cell_key=key)
             job = Job.objects.select_for_update().get(pk=job_id)
             # A job's run is stored in the transaction that ends its attempt, under this lock, so
             # an attempt still in flight has none. Otherwise a query of its own, after the lock:
@@ -427,7 +428,7 @@ def push_run(
             if existing is not None:
                 run = _rewrite(existing, outcome, record, finished_at, commit, merge_artifact)
                 changes.touch([run.cell_key])
-                signals.run_pushed.send(sender=Run, run=run, created=False, payload=payload or {})
+                hooks.run_pushed.send(sender=Run, run=run, created=False, payload=payload or {})
                 return run, False
             if job.status == JobStatus.QUEUED:
                 raise Conflict(f"job {job_id} has not been claimed by a driver")
@@ -439,17 +440,7 @@ def push_run(
                 # A retry cancelled before it started ran after all: the attempt it retries was
                 # retried, and its run is left out in favour of this one.
                 Run.objects.filter(job__retry=job, counted=True).update(counted=False)
-            run = Run(
-                job=job,
-                owner_id=job.owner_id,
-                case=job.case,
-                version=job.version,
-                variant=job.variant,
-                engine=job.engine,
-                combination_id=job.combination_id,
-                cell=job.cell,
-                cell_key=job.cell_key,
-            )
+            run = Run(job=job, owner_id=job.owner_id, **job.cell_fields())
         else:
             catalog = CatalogView.load([combination])
             try:
@@ -457,29 +448,20 @@ def push_run(
             except Unresolvable as exc:
                 raise ValidationError({"combination": [str(exc)]}) from exc
             job = None
-            run = Run(
-                owner=pushed_by,
-                case=pin.case,
-                version=pin.version,
-                variant=pin.variant,
-                engine=pin.engine,
-                combination=combination,
-                cell=cell.as_json(),
-                cell_key=cell_key(pin, cell),
-            )
+            run = Run(owner=pushed_by, **cell_fields(pin, combination, cell))
         run.pushed_by = pushed_by
         _fill(run, outcome, record, finished_at, commit, merge_artifact)
         ends_attempt = job is not None and job.in_flight
         retried = ends_attempt and is_retried(job, outcome)
         run.counted = outcome not in NEVER_COUNTED and not retried
-        signals.run_pushing.send(sender=Run, run=run, payload=payload or {})
+        hooks.run_pushing.send(sender=Run, run=run, payload=payload or {})
         run.save()
         if ends_attempt:
-            retry = end_attempt(job, outcome=outcome, run=run)
+            retry = end_attempt(job, outcome=outcome)
             if retry is not None and retry.status == JobStatus.CANCELED:
                 run.counted = outcome not in NEVER_COUNTED  # its retry never ran
         changes.touch([run.cell_key])
-        signals.run_pushed.send(sender=Run, run=run, created=True, payload=payload or {})
+        hooks.run_pushed.send(sender=Run, run=run, created=True, payload=payload or {})
     return run, True
 
 
@@ -498,7 +480,7 @@ def repush_run(
         run = Run.objects.select_for_update().get(pk=run.pk)
         run = _rewrite(run, outcome, record, finished_at, commit, merge_artifact)
         changes.touch([run.cell_key])
-        signals.run_pushed.send(sender=Run, run=run, created=False, payload=payload or {})
+        hooks.run_pushed.send(sender=Run, run=run, created=False, payload=payload or {})
     return run
 
 
@@ -539,7 +521,7 @@ def review_run(
         except IntegrityError:
             raise Conflict(f"you have already reviewed run {run.pk}") from None
         changes.touch([run.cell_key])
-        signals.run_reviewed.send(sender=Review, review=review)
+        hooks.run_reviewed.send(sender=Review, review=review)
     return review
 
 
@@ -560,9 +542,5 @@ def edit_review(
         review.save(update_fields=["aesthetic_rating", "writeup", "verdict"])
         changes.touch([run.cell_key])
         if new_verdict and review.verdict:
-            signals.run_reviewed.send(sender=Review, review=review)
+            hooks.run_reviewed.send(sender=Review, review=review)
     return review
-
-
-def cell_keys_of(jobs: Iterable[Job]) -> set[str]:
-    return {job.cell_key for job in jobs}

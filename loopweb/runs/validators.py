@@ -5,12 +5,9 @@ Pure: it reads the run record and the case version's checklist and nothing else.
 
 from collections.abc import Mapping, Sequence
 
-RATING_ORDER = ("broken", "scuffed", "passable", "great", "flawless")
-RATING_RANK = {rating: rank for rank, rating in enumerate(RATING_ORDER)}
+from loopweb.runs.outcomes import rating_at_least
 
-
-def rating_at_least(rating: str, floor: str) -> bool:
-    return RATING_RANK[rating] >= RATING_RANK[floor]
+__all__ = ["build_loaded", "rate", "rating_at_least"]
 
 
 def build_loaded(record: Mapping) -> bool | None:

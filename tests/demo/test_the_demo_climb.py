@@ -44,12 +44,12 @@ def expected_standing(ladder: Ladder) -> dict[str, tuple[str, int | None]]:
     checklists = {(v.case.slug, v.version): v.checklist for v in CaseVersion.objects.all()}
     standing = {}
     for climber in ladder.dispatch.climbers.order_by("position"):
-        combination = Combination.objects.get(key=climber.key)
+        combination = Combination.objects.get(key=climber.combination_key)
         executions: dict[tuple[str, int], int] = {}
         status, at = "completed", None
         for index, rung in enumerate(snapshot["rungs"]):
             pin = snapshot_rungs({"rungs": [rung]})[0].pin
-            key = cell_key(pin, CombinationCell.from_json(climber.cell))
+            key = cell_key(pin, CombinationCell.from_json(climber.combination_cell))
             passing, exhausted = 0, False
             for _ in range(rung["runs"]):
                 for attempt in range(1, snapshot["retryCount"] + 2):
@@ -60,7 +60,7 @@ def expected_standing(ladder: Ladder) -> dict[str, tuple[str, int | None]]:
                         "attempt": attempt,
                         "case": rung["case"],
                         "engine": rung["engine"],
-                        "cell": climber.cell,
+                        "cell": climber.combination_cell,
                         "combination": {"model": combination.model},
                         "id": 0,
                     }
@@ -85,7 +85,7 @@ def expected_standing(ladder: Ladder) -> dict[str, tuple[str, int | None]]:
             if passing < gate.required(rung["runs"]):
                 status, at = "failed", index
                 break
-        standing[climber.key] = (status, at)
+        standing[climber.combination_key] = (status, at)
     return standing
 
 

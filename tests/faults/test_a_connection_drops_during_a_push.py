@@ -13,7 +13,7 @@ from django.db import connection
 
 from ladders import services
 from loopweb.driver import Driver, RunResult
-from loopweb.runs import signals
+from loopweb.runs import hooks
 from loopweb.runs.models import ApiToken, Job, Run
 from tests.factories import UserFactory
 from tests.ladders.builders import PERFECT, climbers, dispatch_of, make_ladder, versions
@@ -49,11 +49,11 @@ class DropConnectionOnce:
             cursor.execute("SELECT pg_terminate_backend(pg_backend_pid())")
 
     def __enter__(self):
-        signals.run_pushed.connect(self, weak=False, dispatch_uid="drop-once")
+        hooks.run_pushed.connect(self, weak=False, dispatch_uid="drop-once")
         return self
 
     def __exit__(self, *exc):
-        signals.run_pushed.disconnect(dispatch_uid="drop-once")
+        hooks.run_pushed.disconnect(dispatch_uid="drop-once")
 
 
 @pytest.mark.postgres  # terminates the server's PostgreSQL backend
@@ -107,16 +107,16 @@ def test_a_failure_report_whose_database_connection_drops_is_re_sent_and_retried
     fired = []
 
     def drop_once(sender, retry, attempt, **kwargs):
-        signals.retry_enqueued.disconnect(dispatch_uid="drop-fail")
+        hooks.retry_enqueued.disconnect(dispatch_uid="drop-fail")
         fired.append(retry.pk)
         with connection.cursor() as cursor:
             cursor.execute("SELECT pg_terminate_backend(pg_backend_pid())")
 
-    signals.retry_enqueued.connect(drop_once, weak=False, dispatch_uid="drop-fail")
+    hooks.retry_enqueued.connect(drop_once, weak=False, dispatch_uid="drop-fail")
     try:
         driver.fail(job, "infrastructure", "host lost")
     finally:
-        signals.retry_enqueued.disconnect(dispatch_uid="drop-fail")
+        hooks.retry_enqueued.disconnect(dispatch_uid="drop-fail")
 
     assert len(fired) == 1  # the first report failed (500) and was sent again
     attempt = Job.objects.get(pk=job.id)

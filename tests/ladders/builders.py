@@ -167,7 +167,7 @@ def foreign_job(owner, version, combination, origin: str, *, engine=None, retry_
         owner=owner,
         pin=CasePin(version.case.slug, version.version, "default", engine),
         combination=combination,
-        cell=combination_cell(combination, catalog),
+        combination_cell=combination_cell(combination, catalog),
         origin=origin,
         retry_count=retry_count,
     )

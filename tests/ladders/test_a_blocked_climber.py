@@ -168,7 +168,7 @@ def evaluate_one(*, launched_at=None, retried_at=None):
         last_launch={slot: launched_at or noon - dt.timedelta(minutes=5)},
     )
     climber = ClimberInput(
-        key="aider|m1|acme",
+        combination_key="aider|m1|acme",
         label="m1",
         pinned=cell,
         live=cell,
@@ -398,7 +398,7 @@ def test_retry_resumes_an_unlaunchable_gg_climber_once_its_configuration_is_fixe
     ladder = start(owner, versions(1), [combo])
     climber = first_climber(ladder)
     assert (climber["status"], climber["blockedReason"]) == ("blocked", "unlaunchable")
-    assert DispatchClimber.objects.get(dispatch__ladder=ladder).cell is None
+    assert DispatchClimber.objects.get(dispatch__ladder=ladder).combination_cell is None
 
     fixed = owner_api.put(
         f"/api/gg-configurations/{configuration.pk}/",
@@ -409,7 +409,7 @@ def test_retry_resumes_an_unlaunchable_gg_climber_once_its_configuration_is_fixe
     response = retry(owner_api, ladder, combo.key)
     assert response.status_code == 200, response.json()
     assert response.json()["climbers"][0]["status"] == "running"
-    assert DispatchClimber.objects.get(dispatch__ladder=ladder).cell is not None
+    assert DispatchClimber.objects.get(dispatch__ladder=ladder).combination_cell is not None
     [job] = queued(ladder)
     assert job.cell_key.endswith(f"::gg:{configuration.pk}|gg|thinker|acme|thinker")
 

@@ -43,7 +43,7 @@ def trio():
 
 
 def retry(ladder, key):
-    services.retry_climber(ladder=ladder, key=key)
+    services.retry_climber(ladder=ladder, combination_key=key)
 
 
 def test_climbers_are_referenced_through_combo_groups_and_one_off_combinations(owner_api):
@@ -120,7 +120,9 @@ def test_every_climber_carries_its_canonical_key(owner, owner_api):
         "aider|gpt-x|acme",
         f"gg:{configuration.pk}|coder=c1,planner=p1",
     ]
-    assert list(DispatchClimber.objects.order_by("position").values_list("key", flat=True)) == [
+    assert list(
+        DispatchClimber.objects.order_by("position").values_list("combination_key", flat=True)
+    ) == [
         "aider|gpt-x|acme",
         f"gg:{configuration.pk}|coder=c1,planner=p1",
     ]
@@ -194,7 +196,7 @@ def test_a_dispatch_finds_a_climbers_runs_by_its_cells(owner, driver):
     [climber] = progress_of(ladder)["climbers"]
     assert climber["status"] == "completed"
     assert queued(ladder) == []
-    cell = DispatchClimber.objects.get(dispatch__ladder=ladder).cell
+    cell = DispatchClimber.objects.get(dispatch__ladder=ladder).combination_cell
     assert cell == {
         "harness": "gg",
         "model": "a",
@@ -211,7 +213,9 @@ def test_cells_are_pinned_at_run(owner):
     harness = climbers(1)[0]
     ladder = make_ladder(owner, versions(1), [harness, gg])
     services.start_dispatch(ladder=ladder, run_pass=False)
-    cells = list(DispatchClimber.objects.order_by("position").values_list("cell", flat=True))
+    cells = list(
+        DispatchClimber.objects.order_by("position").values_list("combination_cell", flat=True)
+    )
     assert [(c["harness"], c["model"]) for c in cells] == [("aider", harness.model), ("gg", "p1")]
 
 
@@ -224,7 +228,7 @@ def test_a_climber_that_cannot_resolve_at_run_is_pinned_by_the_first_pass_that_c
     ladder = make_ladder(owner, versions(1), [gg])
     services.start_dispatch(ladder=ladder)
     row = DispatchClimber.objects.get()
-    assert row.cell is None
+    assert row.combination_cell is None
     climber = progress_of(ladder)["climbers"][0]
     assert (climber["status"], climber["blockedReason"]) == ("blocked", "unlaunchable")
     assert "tester" in climber["problem"]
@@ -234,9 +238,9 @@ def test_a_climber_that_cannot_resolve_at_run_is_pinned_by_the_first_pass_that_c
     configuration.save()
     retry(ladder, gg.key)
     row.refresh_from_db()
-    assert row.cell["boundModels"] == ["c1", "p1"]
+    assert row.combination_cell["boundModels"] == ["c1", "p1"]
     [job] = queued(ladder)
-    assert job.cell == row.cell
+    assert job.combination_cell == row.combination_cell
 
 
 def test_editing_or_deleting_a_gg_configuration_mid_dispatch_cannot_hide_what_was_read(
@@ -308,10 +312,10 @@ def test_a_stop_and_a_new_run_resolves_a_climber_held_on_other_cells(owner, driv
     run_tasks()
     services.stop_dispatch(ladder=ladder)
     services.start_dispatch(ladder=ladder)
-    assert DispatchClimber.objects.get().cell["model"] == "c1"
+    assert DispatchClimber.objects.get().combination_cell["model"] == "c1"
     [fresh] = queued(ladder)
     # New cells: the old run is not theirs, so the climb starts again at rung one.
-    assert (fresh.case, fresh.cell["model"]) == ("step-1", "c1")
+    assert (fresh.case, fresh.combination_cell["model"]) == ("step-1", "c1")
 
 
 def test_two_declarations_that_resolve_to_the_same_cells_are_one_climber(
@@ -347,7 +351,7 @@ def test_a_climber_that_first_resolves_mid_dispatch_to_cells_another_holds_is_he
     ModelEntry.objects.filter(name="a").delete()  # the launch model: neither resolves at Run
     ladder = make_ladder(owner, versions(1), [first, same_cells])
     services.start_dispatch(ladder=ladder)
-    assert list(DispatchClimber.objects.values_list("cell", flat=True)) == [None, None]
+    assert list(DispatchClimber.objects.values_list("combination_cell", flat=True)) == [None, None]
     ModelEntry.objects.create(name="a", provider="acme")
     retry(ladder, first.key)
     board = progress_of(ladder)

@@ -187,7 +187,7 @@ def test_the_console_reads_needs_attention_and_running_again_after_a_retry(
     ladder = one_blocked(owner, driver, run_tasks)
     browser = Browser(owner)
     assert "Needs attention" in text_of(browser.get(f"/ladders/{ladder.pk}/"))
-    services.retry_climber(ladder=ladder, key=ladder.combo.key)
+    services.retry_climber(ladder=ladder, combination_key=ladder.combo.key)
     page = text_of(browser.get(f"/ladders/{ladder.pk}/"))
     assert "Needs attention" not in page
     assert "Running rung 1" in page

@@ -68,7 +68,7 @@ def test_pressing_run_replaces_the_latest_dispatch(owner, owner_api, driver, run
     assert board["dispatch"]["id"] != earlier
     assert [c["key"] for c in board["climbers"]] == [second.key]
     assert list(Dispatch.objects.values_list("dispatch_id", flat=True)) == [board["dispatch"]["id"]]
-    assert list(DispatchClimber.objects.values_list("key", flat=True)) == [second.key]
+    assert list(DispatchClimber.objects.values_list("combination_key", flat=True)) == [second.key]
     assert not DispatchCell.objects.filter(cell_key__endswith=first.key).exists()
 
 

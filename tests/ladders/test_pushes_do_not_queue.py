@@ -8,8 +8,8 @@ import pytest
 from django.db import close_old_connections, connection
 
 from ladders import services
+from loopweb.runs import hooks
 from loopweb.runs import services as run_services
-from loopweb.runs import signals
 from loopweb.runs.models import Job
 from tests.ladders.builders import PERFECT, claim_all, climbers, make_ladder, push, versions
 
@@ -78,7 +78,7 @@ def two_jobs_of_one_dispatch(owner, driver):
 def test_a_push_does_not_wait_for_another_push_into_the_same_dispatch(owner, driver):
     ladder, (first, second) = two_jobs_of_one_dispatch(owner, driver)
     held = Held(
-        signals.run_pushed,
+        hooks.run_pushed,
         lambda kw: kw["run"].job_id == first.pk,
         lambda: push(driver, first, record=PERFECT),
     )
@@ -116,7 +116,7 @@ def test_a_push_does_not_wait_for_a_launch_pass_in_progress(owner, driver, monke
 def test_a_stop_still_waits_for_a_push_under_way(owner, driver):
     ladder, (first, second) = two_jobs_of_one_dispatch(owner, driver)
     held = Held(
-        signals.run_pushed,
+        hooks.run_pushed,
         lambda kw: kw["run"].job_id == first.pk,
         lambda: push(driver, first, record=PERFECT),
     )
@@ -177,7 +177,7 @@ def test_a_retry_enqueued_while_a_pass_records_the_decision_is_cancelled(
 def test_a_pass_recording_a_decision_cancels_a_retry_enqueued_just_before(owner, driver):
     ladder, running = deciding_race(owner, driver)
     held = Held(
-        signals.run_pushed,
+        hooks.run_pushed,
         lambda kw: kw["run"].job_id == running.pk,
         lambda: push(driver, running, outcome="catastrophic", record={}),
     )

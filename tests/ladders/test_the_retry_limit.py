@@ -152,7 +152,16 @@ def test_an_automatic_retry_repeats_its_attempts_launch_request_and_inherits_its
     [retry] = queued(ladder)
     assert job.retry_id == retry.pk
     assert retry.attempt == 2
-    same = ["origin", "cell_key", "cell", "case", "version", "variant", "engine", "combination_id"]
+    same = [
+        "origin",
+        "cell_key",
+        "combination_cell",
+        "case",
+        "version",
+        "variant",
+        "engine",
+        "combination_id",
+    ]
     assert {f: getattr(retry, f) for f in same} == {f: getattr(job, f) for f in same}
     assert retry.retry_count == job.retry_count == 4
     assert retry.owner_id == job.owner_id == owner.pk

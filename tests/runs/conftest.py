@@ -8,16 +8,16 @@ own queries. Tests that need a subscriber connect their own.
 
 import pytest
 
-from loopweb.runs import access, signals
+from loopweb.runs import access, hooks
 from tests.factories import CaseVersionFactory, CombinationFactory
 
 SUBSTRATE_SIGNALS = [
-    signals.attempt_ending,
-    signals.retry_enqueued,
-    signals.jobs_ended,
-    signals.run_pushing,
-    signals.run_pushed,
-    signals.run_reviewed,
+    hooks.attempt_ending,
+    hooks.retry_enqueued,
+    hooks.jobs_ended,
+    hooks.run_pushing,
+    hooks.run_pushed,
+    hooks.run_reviewed,
 ]
 
 

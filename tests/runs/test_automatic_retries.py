@@ -3,7 +3,7 @@
 import pytest
 from django.db import connection
 
-from loopweb.runs import services, signals
+from loopweb.runs import hooks, services
 from loopweb.runs.models import Job, Run
 from loopweb.runs.selectors import counted_runs
 from tests.runs.helpers import PERFECT, claim, finish, hand_job
@@ -27,7 +27,7 @@ def assert_is_retry_of(retry: Job, attempt: Job):
     assert retry.retry_count == attempt.retry_count
     assert retry.origin == attempt.origin
     assert retry.cell_key == attempt.cell_key
-    assert retry.cell == attempt.cell
+    assert retry.combination_cell == attempt.combination_cell
     assert (retry.case, retry.version, retry.variant, retry.engine) == (
         attempt.case,
         attempt.version,
@@ -191,7 +191,7 @@ def test_the_retry_exists_and_is_stamped_inside_the_transaction_that_ends_the_at
             run=Run.objects.filter(job=attempt).exists(),
         )
 
-    signals.retry_enqueued.connect(inside)
+    hooks.retry_enqueued.connect(inside)
     services.push_run(
         pushed_by=driver, job_id=job.pk, outcome="hung", record=PERFECT, finished_at=job.created_at
     )
@@ -214,7 +214,7 @@ def test_if_ending_the_attempt_fails_neither_the_run_nor_the_retry_is_left_behin
     def explode(sender, **kwargs):
         raise RuntimeError("subscriber failed")
 
-    signals.retry_enqueued.connect(explode)
+    hooks.retry_enqueued.connect(explode)
     with pytest.raises(RuntimeError):
         services.push_run(
             pushed_by=driver,
@@ -234,11 +234,11 @@ def test_an_attempt_that_enqueued_a_retry_is_announced_as_retried_not_as_ended(
     owner, driver, version, combination
 ):
     announced = []
-    signals.retry_enqueued.connect(
+    hooks.retry_enqueued.connect(
         lambda sender, retry, attempt, **kw: announced.append(("retry", attempt.pk, retry.pk)),
         weak=False,
     )
-    signals.jobs_ended.connect(
+    hooks.jobs_ended.connect(
         lambda sender, jobs, **kw: announced.append(("ended", [j.pk for j in jobs])), weak=False
     )
     job = hand_job(owner, version, combination, retry_count=1)

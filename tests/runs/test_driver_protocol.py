@@ -344,6 +344,9 @@ def test_claimed_jobs_are_whole_rows_equal_to_what_the_database_holds(
         stored = Job.objects.get(pk=job.pk)
         for field in Job._meta.concrete_fields:
             assert getattr(job, field.attname) == getattr(stored, field.attname), field.name
-        assert isinstance(job.cell, dict) and job.cell == first.cell
+        assert (
+            isinstance(job.combination_cell, dict)
+            and job.combination_cell == first.combination_cell
+        )
         assert timezone.is_aware(job.lease_expires_at)
         assert job.status == "pending" and job.lease_holder == driver

@@ -2,7 +2,7 @@
 
 import pytest
 
-from loopweb.runs import services, signals
+from loopweb.runs import hooks, services
 from loopweb.runs.models import GGConfiguration, Job, ModelEntry
 from tests.factories import CombinationFactory, GGConfigurationFactory, gg_combination
 from tests.runs.helpers import assert_field_error, claim, finish, hand_job
@@ -178,7 +178,7 @@ def test_cancelling_a_job_that_already_ended_is_a_conflict(owner, owner_api, ver
 
 def test_a_cancel_is_announced_as_the_job_ending(owner, owner_api, version, combination):
     ended = []
-    signals.jobs_ended.connect(
+    hooks.jobs_ended.connect(
         lambda sender, jobs, **kw: ended.extend((j.pk, j.status) for j in jobs), weak=False
     )
     job = hand_job(owner, version, combination)

@@ -2,7 +2,7 @@
 
 import pytest
 
-from loopweb.runs import services, signals
+from loopweb.runs import hooks, services
 from loopweb.runs.cells import CasePin
 from loopweb.runs.models import Job, Run
 from tests.factories import CaseFactory, CaseVersionFactory, CombinationFactory, UserFactory
@@ -257,7 +257,7 @@ def test_a_push_and_a_re_push_are_announced_inside_their_transaction(
     def record(sender, run, created, payload, **kwargs):
         announced.append((run.pk, created, payload, Run.objects.filter(pk=run.pk).exists()))
 
-    signals.run_pushed.connect(record)
+    hooks.run_pushed.connect(record)
     job = claim(driver, hand_job(owner, version, combination))
     run, _ = services.push_run(
         pushed_by=driver,
@@ -279,7 +279,7 @@ def test_the_signals_and_acceptance_rule_of_a_push_reach_subscribers_as_its_payl
     driver_api, job
 ):
     payloads = []
-    signals.run_pushed.connect(lambda sender, payload, **kw: payloads.append(payload), weak=False)
+    hooks.run_pushed.connect(lambda sender, payload, **kw: payloads.append(payload), weak=False)
     rule = {"name": "r", "requires": [], "score": None}
 
     driver_api.post(
@@ -335,7 +335,7 @@ def test_a_review_is_recorded_once_per_reviewer(owner, owner_api, driver, versio
 
 def test_a_review_is_announced_inside_its_transaction(owner, driver, version, combination):
     seen = []
-    signals.run_reviewed.connect(
+    hooks.run_reviewed.connect(
         lambda sender, review, **kw: seen.append(review.run.reviews.count()), weak=False
     )
     run = finish(driver, hand_job(owner, version, combination))

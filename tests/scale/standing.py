@@ -35,12 +35,12 @@ def expected_standing(ladder, seed: int) -> dict[str, tuple[str, int | None]]:
     )
     standing = {}
     for climber in dispatch.climbers.order_by("position"):
-        model = Combination.objects.get(key=climber.key).model
+        model = Combination.objects.get(key=climber.combination_key).model
         status, at = "completed", None
         for index, rung in enumerate(snapshot["rungs"]):
             assert rung["runs"] == 1, "one run per slot: a draw is then one (cell, attempt)"
             pin = snapshot_rungs({"rungs": [rung]})[0].pin
-            key = cell_key(pin, CombinationCell.from_json(climber.cell))
+            key = cell_key(pin, CombinationCell.from_json(climber.combination_cell))
             checklist = checklists[(rung["case"], rung["version"])]
             result = None
             for attempt in range(1, snapshot["retryCount"] + 2):
@@ -52,7 +52,7 @@ def expected_standing(ladder, seed: int) -> dict[str, tuple[str, int | None]]:
                         "attempt": attempt,
                         "case": rung["case"],
                         "engine": rung["engine"],
-                        "cell": climber.cell,
+                        "cell": climber.combination_cell,
                         "combination": {"model": model},
                         "id": 0,
                     }
@@ -68,7 +68,7 @@ def expected_standing(ladder, seed: int) -> dict[str, tuple[str, int | None]]:
             if read != Read.PASS:
                 status, at = "failed", index
                 break
-        standing[climber.key] = (status, at)
+        standing[climber.combination_key] = (status, at)
     return standing
 
 

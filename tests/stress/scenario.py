@@ -290,10 +290,10 @@ class Scenario:
         ModelEntry.objects.filter(pk__in=self.model_ids.values()).update(launchable=True)
         for ladder in self.ladders:
             for key in DispatchClimber.objects.filter(dispatch__ladder=ladder).values_list(
-                "key", flat=True
+                "combination_key", flat=True
             ):
                 try:
-                    ladder_services.retry_climber(ladder=ladder, key=key)
+                    ladder_services.retry_climber(ladder=ladder, combination_key=key)
                 except Conflict:
                     pass
         for _ in range(80):

@@ -15,9 +15,11 @@ from django.utils.safestring import mark_safe
 from django.views.decorators.http import require_http_methods, require_POST, require_safe
 
 from ladders import services, shared_progress
+from ladders.access import controls
 from ladders.models import Dispatch, DispatchStatus
+from ladders.statuses import FAILING
 from loopweb.console import grid, presenters, queries
-from loopweb.console.access import can_control, controlled_ladder, signed_in, viewable_ladder
+from loopweb.console.access import controlled_ladder, signed_in, viewable_ladder
 from loopweb.console.presenters import human_list, plural
 from loopweb.console.views.messages import report_invalid
 from loopweb.console.views.runs import open_slot
@@ -48,13 +50,13 @@ def board_context(request, ladder, board=None) -> dict:
         if ladder.runs_in_flight_limit is None:
             config["accountLimit"] = queries.account_limit(ladder.owner_id)
         declared = queries.declared_climbers(ladder)
-    control = can_control(request.user, ladder)
+    control = controls(request.user, ladder)
     failures = {}
     if dispatch:
         failing = [
             (c["currentRung"], c.get("cellKey"))
             for c in progress["climbers"]
-            if c.get("blockedReason") == "failing"
+            if c.get("blockedReason") == FAILING
         ]
         failures = queries.blocking_failures(ladder.pk, dispatch["id"], failing)
     b = presenters.board(progress, titles=titles, config=config, failures=failures)
@@ -123,7 +125,7 @@ def board_refresh(request, pk: int):
 def run(request, pk: int):
     ladder = controlled_ladder(request.user, pk)
     try:
-        services.start_dispatch(ladder=ladder)
+        services.start_dispatch(ladder=ladder, by=request.user)
     except Conflict as exc:
         messages.error(request, exc.detail)
     except ValidationError as exc:
@@ -142,7 +144,9 @@ def stop(request, pk: int):
 
 def _stop(request, ladder, *, cancel_running: bool):
     try:
-        cancelled = services.stop_dispatch(ladder=ladder, cancel_running=cancel_running)
+        cancelled = services.stop_dispatch(
+            ladder=ladder, cancel_running=cancel_running, by=request.user
+        )
     except Conflict as exc:
         messages.error(request, exc.detail)
     else:
@@ -183,7 +187,7 @@ def retry(request, pk: int):
     ladder = controlled_ladder(request.user, pk)
     key = request.POST.get("climber", "")
     try:
-        services.retry_climber(ladder=ladder, key=key)
+        services.retry_climber(ladder=ladder, combination_key=key, by=request.user)
     except Conflict as exc:
         messages.error(request, exc.detail)
     except ValidationError as exc:
@@ -199,7 +203,7 @@ def retry(request, pk: int):
 def retry_all(request, pk: int):
     ladder = controlled_ladder(request.user, pk)
     try:
-        keys = services.retry_blocked(ladder=ladder)
+        keys = services.retry_blocked(ladder=ladder, by=request.user)
     except Conflict as exc:
         messages.error(request, exc.detail)
     else:

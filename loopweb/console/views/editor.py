@@ -8,10 +8,11 @@ from django.views.decorators.http import require_http_methods
 from django_htmx.http import HttpResponseClientRedirect
 
 from ladders import services
+from ladders.access import NOT_CREATED, creates_ladders
 from ladders.api.serializers import ladder_config_json
 from ladders.models import Ladder
 from loopweb.console import editor
-from loopweb.console.access import can_create, controlled_ladder, signed_in
+from loopweb.console.access import controlled_ladder, signed_in
 from loopweb.console.forms import EditorState, service_errors, validate_ladder
 from loopweb.console.queries import account_limit
 
@@ -19,8 +20,8 @@ from loopweb.console.queries import account_limit
 @signed_in
 @require_http_methods(["GET", "HEAD", "POST"])
 def ladder_new(request):
-    if not can_create(request.user):
-        raise PermissionDenied("Only owners create ladders.")
+    if not creates_ladders(request.user):
+        raise PermissionDenied(NOT_CREATED)
     return _editor(request, None)
 
 
@@ -54,7 +55,9 @@ def _editor(request, ladder: Ladder | None):
             data, errors = validate_ladder(state, request, owner)
             if data is not None:
                 try:
-                    saved = services.save_ladder(owner=owner, data=data, ladder=ladder)
+                    saved = services.save_ladder(
+                        owner=owner, data=data, ladder=ladder, by=request.user
+                    )
                 except ValidationError as exc:
                     errors = service_errors(exc)
                 else:

@@ -2,10 +2,11 @@ from django.core.paginator import Paginator
 from django.shortcuts import render
 from django.views.decorators.http import require_safe
 
+from ladders.access import creates_ladders
 from ladders.models import Ladder
 from ladders.selectors import ladder_summaries
 from loopweb.console import presenters
-from loopweb.console.access import can_create, signed_in
+from loopweb.console.access import signed_in
 
 PAGE_SIZE = 25
 
@@ -26,7 +27,7 @@ def ladder_list(request):
             "page": page,
             "own": [presenters.summary_row(r) for r in ladder_summaries(list(page))],
             "shared": [presenters.summary_row(r) for r in ladder_summaries(list(shared[:100]))],
-            "can_create": can_create(user),
+            "can_create": creates_ladders(user),
             "nav": "ladders",
         },
     )

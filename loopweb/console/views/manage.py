@@ -13,8 +13,9 @@ from django.http import Http404
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_http_methods
 
+from ladders.access import creates_ladders as can_create
 from ladders.models import LadderGroup
-from loopweb.console.access import can_create, signed_in
+from loopweb.console.access import signed_in
 from loopweb.console.rule_preview import RuleInput, preview
 from loopweb.runs.api.errors import django_detail, leaves
 from loopweb.runs.api.serializers import CombinationSerializer, GroupSerializer

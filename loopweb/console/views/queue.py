@@ -10,10 +10,11 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_http_methods
 
+from ladders.access import controls
 from ladders.models import DispatchClimber
 from ladders.selectors import review_queue, slot_run_entries
 from loopweb.console import queries
-from loopweb.console.access import can_control, can_review, signed_in, viewable_ladder
+from loopweb.console.access import can_review, signed_in, viewable_ladder
 from loopweb.console.forms import ReviewInput
 from loopweb.console.presenters import pin_text, plural
 from loopweb.console.review import run_summary
@@ -21,8 +22,8 @@ from loopweb.console.review_queue import ORDERS, OUTCOMES, VIEWS, Choice, arrang
 from loopweb.console.runs import acceptance_of
 from loopweb.runs.errors import Conflict
 from loopweb.runs.models import Review
+from loopweb.runs.outcomes import RATING_ORDER
 from loopweb.runs.services import edit_review, review_run
-from loopweb.runs.validators import RATING_ORDER
 
 
 def _int(raw) -> int | None:
@@ -136,7 +137,7 @@ def queue(request, pk: int):
             if choice.view == "todo"
             else plural(len(entries), "review") + " of yours"
         ),
-        "control": can_control(request.user, ladder),
+        "control": controls(request.user, ladder),
         "may_review": can_review(request.user),
         "review": review,
         "errors": errors,
@@ -194,6 +195,6 @@ def _climber_options(ladder) -> list[tuple[str, str]]:
     keys = list(
         DispatchClimber.objects.filter(dispatch=ladder.dispatch)
         .order_by("position")
-        .values_list("key", flat=True)
+        .values_list("combination_key", flat=True)
     )
     return list(zip(keys, queries.climber_labels(ladder.dispatch, keys), strict=True))

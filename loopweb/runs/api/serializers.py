@@ -391,6 +391,7 @@ class JobSerializer(f.ModelSerializer):
     retriedBy = f.IntegerField(source="retry_id", allow_null=True)
     run = serializers.SerializerMethodField()
     combination = CombinationSerializer(allow_null=True, read_only=True)
+    cell = serializers.JSONField(source="combination_cell", read_only=True)
 
     class Meta:
         model = Job
@@ -535,7 +536,7 @@ class RunSerializer(serializers.Serializer):
     variant = f.CharField()
     engine = f.CharField(allow_null=True)
     combination = f.IntegerField(source="combination_id", allow_null=True)
-    cell = serializers.JSONField()
+    cell = serializers.JSONField(source="combination_cell")
     outcome = f.ChoiceField(choices=Outcome.choices)
     record = serializers.JSONField()
     buildLoaded = f.BooleanField(source="build_loaded", allow_null=True)

@@ -1,3 +1,5 @@
+from loopweb.runs.outcomes import MODEL_FAILURES, NEVER_COUNTED, RETRYABLE_OUTCOMES
+
 from .accounts import Account, ApiToken, Role
 from .catalog import (
     Case,
@@ -13,10 +15,7 @@ from .catalog import (
 from .changes import Change, ChangeHorizon
 from .work import (
     IN_FLIGHT,
-    MODEL_FAILURES,
-    NEVER_COUNTED,
     NOT_STARTED,
-    RETRYABLE_OUTCOMES,
     UNDER_WAY,
     Job,
     JobStatus,

@@ -3,6 +3,8 @@ from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 from django.db.models import Q
 
+from loopweb.runs import outcomes
+
 
 class JobStatus(models.TextChoices):
     QUEUED = "queued"
@@ -29,42 +31,27 @@ UNDER_WAY = (JobStatus.DISPATCHED, JobStatus.STARTING, JobStatus.RUNNING)
 
 
 class Outcome(models.TextChoices):
-    COMPLETED = "completed"
-    CATASTROPHIC = "catastrophic"
-    TIMED_OUT = "timedOut"
-    HARNESS_ERROR = "harnessError"
-    LIMIT_EXCEEDED = "limitExceeded"
-    HUNG = "hung"
-    INFRASTRUCTURE = "infrastructure"
-    CANCELED = "canceled"
-
-
-MODEL_FAILURES = (
-    Outcome.CATASTROPHIC,
-    Outcome.TIMED_OUT,
-    Outcome.HARNESS_ERROR,
-    Outcome.LIMIT_EXCEEDED,
-    Outcome.HUNG,
-)
-RETRYABLE_OUTCOMES = (
-    Outcome.INFRASTRUCTURE,
-    Outcome.CATASTROPHIC,
-    Outcome.HARNESS_ERROR,
-    Outcome.HUNG,
-)
-NEVER_COUNTED = (Outcome.INFRASTRUCTURE, Outcome.CANCELED)
+    COMPLETED = outcomes.COMPLETED
+    CATASTROPHIC = outcomes.CATASTROPHIC
+    TIMED_OUT = outcomes.TIMED_OUT
+    HARNESS_ERROR = outcomes.HARNESS_ERROR
+    LIMIT_EXCEEDED = outcomes.LIMIT_EXCEEDED
+    HUNG = outcomes.HUNG
+    INFRASTRUCTURE = outcomes.INFRASTRUCTURE
+    CANCELED = outcomes.CANCELED
 
 
 class Rating(models.TextChoices):
-    FLAWLESS = "flawless"
-    GREAT = "great"
-    PASSABLE = "passable"
-    SCUFFED = "scuffed"
-    BROKEN = "broken"
+    FLAWLESS = outcomes.FLAWLESS
+    GREAT = outcomes.GREAT
+    PASSABLE = outcomes.PASSABLE
+    SCUFFED = outcomes.SCUFFED
+    BROKEN = outcomes.BROKEN
 
 
 class CellFields(models.Model):
-    """The coverage cell a job or run belongs to: a case pin and a combination cell."""
+    """The coverage cell a job or run belongs to: a case pin and a combination cell, and the
+    coverage cell's key. The API shows ``combination_cell`` as ``cell``."""
 
     case = models.CharField(max_length=100)
     version = models.CharField(max_length=64)
@@ -73,11 +60,27 @@ class CellFields(models.Model):
     combination = models.ForeignKey(
         "runs.Combination", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
-    cell = models.JSONField(default=dict)
+    combination_cell = models.JSONField(default=dict)
     cell_key = models.CharField(max_length=700)
 
     class Meta:
         abstract = True
+
+    def cell_fields(self) -> dict:
+        """These fields' values, to give a job's retry or run the same cell."""
+        return {name: getattr(self, name) for name in CELL_FIELDS}
+
+
+#: ``CellFields``' fields by attribute name.
+CELL_FIELDS = (
+    "case",
+    "version",
+    "variant",
+    "engine",
+    "combination_id",
+    "combination_cell",
+    "cell_key",
+)
 
 
 class Job(CellFields):

@@ -123,7 +123,7 @@ def test_every_page_works_by_keyboard_with_a_label_on_every_control(
     page.locator("#slot-0-1").focus()
     tip = page.locator("#slot-0-1-tip")
     expect(tip).to_be_visible()
-    expect(tip).to_contain_text("In flight1")
+    expect(tip).to_contain_text("Under way1")
     assert page.evaluate(UNLABELLED) == []
     shot(page, "11-board-keyboard-focus")
     work(driver, run_queued_tasks, PERFECT)

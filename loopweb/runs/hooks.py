@@ -1,5 +1,7 @@
-"""What the run substrate announces. Every signal is sent inside the transaction that made the
-change, so a subscriber's writes (and the tasks it enqueues) commit or roll back with it.
+"""The run substrate's hooks: the Django signals it sends, for the apps above it to subscribe to.
+("Signals" alone names the domain app ``signals_app``.) Every hook is sent inside the
+transaction that made the change, so a subscriber's writes (and the tasks it enqueues) commit or
+roll back with it. docs/architecture.md lists each hook's receivers in order.
 """
 
 from django.dispatch import Signal

@@ -1,0 +1,33 @@
+"""The words a ladder, its climbers and their rung slots are reported in, defined once: the
+standing computes them, progress reports them, and the console and the admin read them. Pure.
+"""
+
+# A climber's status ------------------------------------------------------------------------
+RUNNING = "running"
+BLOCKED = "blocked"
+FAILED = "failed"
+COMPLETED = "completed"
+CLIMBER_STATUSES = (RUNNING, BLOCKED, FAILED, COMPLETED)
+
+# A rung slot's status (running and blocked: the climber's current rung) ---------------------
+PASSED = "passed"
+PENDING = "pending"
+SKIPPED = "skipped"
+SLOT_STATUSES = (RUNNING, BLOCKED, PASSED, FAILED, PENDING, SKIPPED)
+
+# Why a climber is blocked ------------------------------------------------------------------
+UNLAUNCHABLE = "unlaunchable"
+FAILING = "failing"
+UNRATED = "unrated"
+BLOCKED_REASONS = (UNLAUNCHABLE, FAILING, UNRATED)
+#: The reasons a Retry answers; an unrated climber waits for a re-push or a Stop.
+RETRYABLE_REASONS = (UNLAUNCHABLE, FAILING)
+
+# A ladder's status: its dispatch's, with Needs attention derived ---------------------------
+NOT_RUN_YET = "notRunYet"
+NEEDS_ATTENTION = "needsAttention"
+FINISHED = "finished"
+STOPPED = "stopped"
+LADDER_STATUSES = (NOT_RUN_YET, RUNNING, NEEDS_ATTENTION, FINISHED, STOPPED)
+#: A ladder whose dispatch is still running: its board keeps refreshing itself.
+LIVE = (RUNNING, NEEDS_ATTENTION)
