@@ -403,9 +403,17 @@ def review_coverage(completed: int, unreviewed: int) -> dict:
     }
 
 
-def summary_row(row: dict) -> dict:
-    """One line of the ladders page, from ``ladder_summaries``."""
-    return {**row, "status_label": status_label(row["status"]), "bar": run_bar(row["runs"])}
+def summary_row(row: dict, *, declared: int | None = None, last: dict | None = None) -> dict:
+    """One line of the ladders page, from ``ladder_summaries``: before a first Run its climbers
+    are those a Run would climb (``declared``); ``last`` is its latest dispatch's times."""
+    return {
+        **row,
+        "status_label": status_label(row["status"]),
+        "bar": run_bar(row["runs"]),
+        "climbers_shown": row["climbers"] if row["climbers"] is not None else declared,
+        "declared": row["climbers"] is None,
+        "last": last,
+    }
 
 
 def version_of(*shown) -> str:

@@ -3,7 +3,7 @@
 from django.db.models import Count, Q
 
 from ladders.evidence import stop_cancels
-from ladders.models import Dispatch, DispatchClimber, Ladder
+from ladders.models import Dispatch, DispatchClimber, Ladder, LadderCombination, LadderGroup
 from ladders.origins import dispatch_prefix
 from ladders.services import declared_combinations
 from loopweb.runs.access import visible_runs
@@ -15,6 +15,7 @@ from loopweb.runs.models import (
     CaseVersion,
     Combination,
     GGConfiguration,
+    GroupMember,
     Job,
     JobStatus,
     Outcome,
@@ -122,3 +123,37 @@ def blocking_failures(ladder_id: int, dispatch_id: str, slots) -> dict[tuple[str
                 "attempts": row["retry_count"] + 1,
             }
     return found
+
+
+def declared_counts(ladder_ids) -> dict[int, int]:
+    """How many climbers a Run of each ladder would climb (distinct combinations of its groups
+    and one-offs): three queries for any number of ladders."""
+    ladder_ids = list(ladder_ids)
+    if not ladder_ids:
+        return {}
+    keys: dict[int, set[str]] = {pk: set() for pk in ladder_ids}
+    links = list(
+        LadderGroup.objects.filter(ladder_id__in=ladder_ids).values_list("ladder_id", "group_id")
+    )
+    members: dict[int, list[str]] = {}
+    for group_id, key in GroupMember.objects.filter(group_id__in={g for _, g in links}).values_list(
+        "group_id", "combination__key"
+    ):
+        members.setdefault(group_id, []).append(key)
+    for ladder_id, group_id in links:
+        keys[ladder_id].update(members.get(group_id, []))
+    for ladder_id, key in LadderCombination.objects.filter(ladder_id__in=ladder_ids).values_list(
+        "ladder_id", "combination__key"
+    ):
+        keys[ladder_id].add(key)
+    return {pk: len(found) for pk, found in keys.items()}
+
+
+def last_runs(ladder_ids) -> dict[int, dict]:
+    """When each ladder's latest dispatch started and ended: one query."""
+    return {
+        row["ladder_id"]: row
+        for row in Dispatch.objects.filter(ladder_id__in=list(ladder_ids)).values(
+            "ladder_id", "started_at", "ended_at"
+        )
+    }
