@@ -115,6 +115,8 @@ MATRIX = {
     "ladders/<int:pk>/slots/<int:index>/<str:rung>/": {"on": "ladder", "GET": "L+4+4"},
     "proposals/":                                    {"GET": "L++++"},
     "proposals/<int:pk>/":                           {"on": "proposal", "GET": "L+444"},
+    "evalsets/":                                     {"GET": "L++++"},
+    "evalsets/<str:hash>/":                          {"on": "evalset", "GET": "L++++"},
     # The admin: staff only (none of the five callers is staff), but anyone may see its sign-in
     # page (Django's form views take PUT as POST), and its sign-out page sends a non-staff
     # caller to the admin index, whatever the method.
