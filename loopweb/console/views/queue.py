@@ -20,10 +20,9 @@ from loopweb.console.presenters import pin_text, plural
 from loopweb.console.review import run_summary
 from loopweb.console.review_queue import ORDERS, OUTCOMES, VIEWS, Choice, arrange
 from loopweb.console.runs import acceptance_of
-from loopweb.runs.errors import Conflict
+from loopweb.console.views.reviewing import save_review
 from loopweb.runs.models import Review
 from loopweb.runs.outcomes import RATING_ORDER
-from loopweb.runs.services import edit_review, review_run
 
 
 def _int(raw) -> int | None:
@@ -69,30 +68,6 @@ def _entries(request, ladder, choice: Choice, numbers):
     return arrange(entries, choice, numbers=numbers, acceptance=acceptance, reviews=mine), mine
 
 
-def _save(request, run, data, *, editing: bool):
-    try:
-        if editing:
-            edit_review(
-                run=run,
-                reviewer=request.user,
-                aesthetic_rating=data["aesthetic_rating"],
-                writeup=data.get("writeup", ""),
-                verdict=data.get("verdict") or "",
-            )
-            messages.success(request, f"Your review of run {run.pk} was corrected.")
-        else:
-            review_run(
-                run=run,
-                reviewer=request.user,
-                aesthetic_rating=data["aesthetic_rating"],
-                writeup=data.get("writeup", ""),
-                verdict=data.get("verdict") or "",
-            )
-            messages.success(request, f"Review of run {run.pk} saved.")
-    except Conflict as exc:
-        messages.error(request, exc.detail)
-
-
 @signed_in
 @require_http_methods(["GET", "HEAD", "POST"])
 def queue(request, pk: int):
@@ -121,7 +96,7 @@ def queue(request, pk: int):
         review = ReviewInput.from_post(request.POST)
         data, errors = review.validate()
         if data is not None:
-            _save(request, run, data, editing=choice.view == "mine")
+            save_review(request, run, data, editing=choice.view == "mine")
             if choice.view == "mine":
                 return redirect(_queue_url(ladder, choice, run=run.pk))
             return redirect(_queue_url(ladder, choice))

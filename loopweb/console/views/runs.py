@@ -15,8 +15,7 @@ from loopweb.console import queries
 from loopweb.console.access import can_review, signed_in, viewable_ladder
 from loopweb.console.forms import ReviewInput
 from loopweb.console.runs import attempt_chain, run_cards, slot_detail
-from loopweb.runs.errors import Conflict
-from loopweb.runs.services import review_run
+from loopweb.console.views.reviewing import save_review
 from signals_app.selectors import run_signals, visible_run_or_404
 
 
@@ -112,16 +111,5 @@ def run_review(request, pk: int):
             for text in texts:
                 messages.error(request, f"The review was not saved: {field}: {text}")
         return redirect(target)
-    try:
-        review_run(
-            run=run,
-            reviewer=request.user,
-            aesthetic_rating=data["aesthetic_rating"],
-            writeup=data.get("writeup", ""),
-            verdict=data.get("verdict") or "",
-        )
-    except Conflict as exc:
-        messages.error(request, exc.detail)
-    else:
-        messages.success(request, f"Review of run {run.pk} saved.")
+    save_review(request, run, data)
     return redirect(target)
