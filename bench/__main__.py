@@ -28,6 +28,9 @@ def main() -> int:
     parser = argparse.ArgumentParser(prog="python -m bench")
     parser.add_argument("--smoke", action="store_true", help="tiny sizes, a quick check")
     parser.add_argument("--json", help="also write the rows to this file")
+    parser.add_argument(
+        "--only", choices=["history"], help="run only these rows (the history's reads)"
+    )
     args = parser.parse_args()
 
     bench_database()
@@ -43,9 +46,9 @@ def main() -> int:
     call_command("migrate", verbosity=0)
     from bench.report import table
     from bench.runner import NOTES
-    from bench.suite import run_all
+    from bench.suite import history_rows, run_all
 
-    rows = run_all(smoke=args.smoke)
+    rows = history_rows(smoke=args.smoke) if args.only == "history" else run_all(smoke=args.smoke)
     print(table(rows))
     for note in NOTES:
         print(f"\n{note}")

@@ -1,10 +1,19 @@
-from bench import load, runner
+from bench import history, load, runner
 from bench.production import ProductionServer
 
 FULL = {"climbers": 200, "rungs": 50, "runs": 3, "unrelated": 100_000, "repeat": 7}
 SMOKE = {"climbers": 4, "rungs": 3, "runs": 2, "unrelated": 50, "repeat": 2}
+#: The history's reads: records of a ladder of this size.
+HISTORY = {
+    "full": {"climbers": 200, "rungs": 50, "records": 50, "repeat": 5},
+    "smoke": {"climbers": 3, "rungs": 3, "records": 3, "repeat": 2},
+}
 #: Unrelated runs in the table for the table-size rows (made in SQL).
 LARGE = {"full": 10_000_000, "smoke": 2_000}
+
+
+def history_rows(*, smoke: bool = False) -> list:
+    return history.history_reads(**HISTORY["smoke" if smoke else "full"])
 
 
 def run_all(*, smoke: bool = False) -> list:
@@ -50,6 +59,7 @@ def run_all(*, smoke: bool = False) -> list:
     rows += runner.pass_growth(
         sizes, rungs=3 if smoke else 50, runs=size["runs"], repeat=2 if smoke else 3
     )
+    rows += history_rows(smoke=smoke)
     rows += runner.table_size(
         ladder,
         data=f"{size['climbers']}×{size['rungs']}×{size['runs']}",

@@ -86,6 +86,7 @@ INSTALLED_APPS = [
     "evalsets",
     "ladders",
     "loopweb.console",
+    "loopweb.history",
     "loopweb.ops",
 ]
 

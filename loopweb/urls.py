@@ -16,10 +16,12 @@ urlpatterns = [
     path("admin/", admin.site.urls),
     path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="api-docs"),
+    path("api/", include("loopweb.history.urls")),
     path("api/", include("ladders.urls")),
     path("api/", include("signals_app.urls")),
     path("api/", include("evalsets.urls")),
     path("api/", include("loopweb.runs.api.urls")),
     path("", include("evalsets.console_urls")),
+    path("", include("loopweb.history.console_urls")),
     path("", include("loopweb.console.urls")),
 ]

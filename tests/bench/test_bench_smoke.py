@@ -24,6 +24,18 @@ def test_every_benchmark_runs_in_smoke_mode_and_reports_a_row():
     assert all("2,000 unrelated" in row.data for row in rows[-2:])
     claims = [row for row in rows if row.benchmark == "claim"]
     assert all("0 double claims" in row.value for row in claims)
+    # The history's reads, at the history's sizes, each within its query budget.
+    history = [row for row in rows if row.benchmark.startswith("history: ")]
+    assert [row.benchmark[len("history: ") :] for row in history] == [
+        "history",
+        "record",
+        "record csv",
+        "compare",
+        "compare current",
+        "chart",
+        "history page",
+    ]
+    assert all("3 records" in row.data for row in history)
     # The pass's query count is flat across sizes: the same in both growth rows.
     growth = [row.value.split(", ")[1] for row in rows if row.benchmark == "pass growth"]
     assert growth[0] == growth[1]

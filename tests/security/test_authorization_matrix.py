@@ -54,6 +54,9 @@ MATRIX = {
     "api/ladders/<int:pk>/progress":                 {"on": "ladder", "GET": "1+4+4"},
     "api/ladders/<int:pk>/journal":                  {"on": "ladder", "POST": "1+434"},
     "api/ladders/<int:pk>/queue":                    {"on": "ladder", "GET": "1+4+4"},
+    "api/ladders/<int:pk>/history":                  {"on": "ladder", "GET": "1+4+4"},
+    "api/ladders/<int:pk>/history/<int:record_id>":  {"on": "record", "GET": "1+4+4"},
+    "api/ladders/<int:pk>/compare":                  {"on": "ladder", "GET": "1+4+4"},
     # Runs: readable by their owner, the ladder's reviewer and drivers; written by the owner
     # and drivers; reviewed by owners and reviewers.
     "api/^runs/$":                                   {"on": "leased_job", "GET": "1++++", "POST": "1+43+"},
@@ -106,6 +109,9 @@ MATRIX = {
     "ladders/<int:pk>/retry-all":                    {"on": "ladder", "POST": "L+434"},
     "ladders/<int:pk>/queue/":                       {"on": "ladder", "GET": "L+4+4", "POST": "L+4+4"},
     "ladders/<int:pk>/delete/":                      {"on": "ladder", "GET": "L+434", "POST": "L+434"},
+    "ladders/<int:pk>/history/":                     {"on": "ladder", "GET": "L+4+4"},
+    "ladders/<int:pk>/compare/":                     {"on": "ladder", "GET": "L+4+4"},
+    "ladders/<int:pk>/standing":                     {"on": "ladder", "GET": "L+4+4"},
     "runs/<int:pk>/":                                {"on": "run", "GET": "L+4++"},
     "runs/<int:pk>/review":                          {"on": "run", "POST": "L+4+3"},
     "combinations/":                                 {"GET": "L++++", "POST": "L++33"},
@@ -139,7 +145,19 @@ def row_of(route: str) -> dict | None:
     return None
 
 
+def record_of(world) -> int:
+    """A record of the owner's ladder: its dispatch stopped, and run again."""
+    from ladders import services
+    from loopweb.history.models import DispatchRecord
+
+    services.stop_dispatch(ladder=world.ladder)
+    services.start_dispatch(ladder=world.ladder, run_pass=False)
+    return DispatchRecord.objects.get(ladder=world.ladder).pk
+
+
 def ids_of(world, on: str | None) -> dict:
+    if on == "record":
+        return {"pk": world.ladder.pk, "record_id": record_of(world)}
     if on is None:
         return {
             "app_label": "ladders",

@@ -1,0 +1,87 @@
+"""Two standings side by side: each climber's height in both, which way it moved, the slots
+whose verdict flipped, and what each cost. Pure."""
+
+from loopweb.history import costs
+from loopweb.history.models import DispatchRecord
+from loopweb.history.records import VERDICTS, head_json
+
+UP, DOWN, SAME, NEW, GONE = "up", "down", "same", "new", "gone"
+CHANGES = (UP, DOWN, SAME, NEW, GONE)
+
+
+def change(a: dict | None, b: dict | None) -> str:
+    if a is None:
+        return NEW
+    if b is None:
+        return GONE
+    if b["reached"] > a["reached"]:
+        return UP
+    if b["reached"] < a["reached"]:
+        return DOWN
+    return SAME
+
+
+def _side(climber: dict | None) -> dict | None:
+    return None if climber is None else {"reached": climber["reached"], "status": climber["status"]}
+
+
+def _pins(record: DispatchRecord):
+    """Each rung's pin, with how many times the pin came before it."""
+    seen: dict[tuple, int] = {}
+    for r in record.snapshot["rungs"]:
+        pin = (r["case"], r["version"], r["variant"], r.get("engine"))
+        seen[pin] = seen.get(pin, -1) + 1
+        yield (*pin, seen[pin])
+
+
+def compare(a: DispatchRecord, b: DispatchRecord) -> dict:
+    """``b`` against ``a``: up means ``b`` climbed higher. Climbers in ``b``'s order, then those
+    only ``a`` had. A slot flipped when both climbed its rung (the same rung id) and its status
+    differs, one side at least a verdict (passed or failed). Rungs are matched by their pin (an
+    edit that re-adds a rung mints a new id for the same pin), the k-th of a pin named twice
+    with the k-th."""
+    in_a = {c["key"]: i for i, c in enumerate(a.climbers)}
+    in_b = {c["key"]: i for i, c in enumerate(b.climbers)}
+    keys = [c["key"] for c in b.climbers] + [c["key"] for c in a.climbers if c["key"] not in in_b]
+    rungs_a = {pin: j for j, pin in enumerate(_pins(a))}
+    rungs_b = list(_pins(b))
+    climbers, flipped = [], []
+    for key in keys:
+        ia, ib = in_a.get(key), in_b.get(key)
+        ca = a.climbers[ia] if ia is not None else None
+        cb = b.climbers[ib] if ib is not None else None
+        ta, tb = (ca or {}).get("totals"), (cb or {}).get("totals")
+        climbers.append(
+            {
+                "key": key,
+                "label": (cb or ca)["label"],
+                "a": _side(ca),
+                "b": _side(cb),
+                "change": change(ca, cb),
+                "totals": {"a": ta, "b": tb, "difference": costs.difference(ta, tb)},
+            }
+        )
+        if ca is None or cb is None:
+            continue
+        for jb, pin in enumerate(rungs_b):
+            ja = rungs_a.get(pin)
+            if ja is None:
+                continue
+            sa, sb = a.slots[ia][ja][0], b.slots[ib][jb][0]
+            if sa != sb and (sa in VERDICTS or sb in VERDICTS):
+                rung = b.snapshot["rungs"][jb]["id"]
+                flipped.append(
+                    {"climber": key, "rung": rung, "rungNumber": jb + 1, "a": sa, "b": sb}
+                )
+    return {
+        "a": head_json(a),
+        "b": head_json(b),
+        "climbers": climbers,
+        "flipped": flipped,
+        "changes": {kind: sum(c["change"] == kind for c in climbers) for kind in CHANGES},
+        "totals": {
+            "a": a.totals,
+            "b": b.totals,
+            "difference": costs.difference(a.totals, b.totals),
+        },
+    }

@@ -1,0 +1,207 @@
+"""The console's history pages: the standing on the board (a height chart, cost, activity), the
+history of a ladder (records, heights across them) and the compare of two. Server-rendered; the
+board's section refreshes itself while its dispatch runs, and reads fine without scripts."""
+
+from django.conf import settings
+from django.core.exceptions import ValidationError
+from django.core.paginator import Paginator
+from django.http import HttpResponse
+from django.shortcuts import render
+from django.views.decorators.http import require_safe
+
+from ladders.models import Dispatch, DispatchStatus
+from loopweb.console.access import signed_in, viewable_ladder
+from loopweb.console.presenters import status_label, version_of
+from loopweb.history import charts, records, selectors
+from loopweb.history.models import Action
+
+PAGE_SIZE = 20
+LINES = 10  # records on the heights-across-records chart, unless asked otherwise
+ACTIONS = {
+    Action.RUN: "pressed Run",
+    Action.STOP: "pressed Stop",
+    Action.STOP_CANCEL_RUNNING: "pressed Stop and cancel running",
+    Action.RETRY: "retried",
+    Action.CREATED: "created the ladder",
+    Action.EDITED: "edited the configuration",
+    Action.RUNGS_REORDERED: "reordered the rungs",
+}
+
+
+def refresh_ms() -> int:
+    """How often the board's standing refreshes while its dispatch runs: costs and heights
+    change slower than a slot, so five board polls."""
+    return 5 * int(getattr(settings, "LOOPWEB_BOARD_POLL_MS", 2000))
+
+
+def sort_of(request) -> str:
+    sort = request.GET.get("sort", "height")
+    return sort if sort in charts.SORTS else "height"
+
+
+def activity_rows(ladder) -> list[dict]:
+    return [
+        {
+            "at": a.at,
+            "who": a.by_name or "a script",
+            "what": ACTIONS.get(a.action, a.action),
+            "detail": a.detail,
+            "dispatch": a.dispatch_id,
+            "action": a.action,
+            "id": a.pk,
+        }
+        for a in selectors.activity_of(ladder)
+    ]
+
+
+def chart_context(record, sort: str, ident: str, *, keep: str = "", anchor: str = "") -> dict:
+    """A bar chart of the record, sorted; ``keep`` is the query its sort links keep."""
+    svg, bars = charts.bar_chart(record, sort, ident=ident)
+    rows = [
+        {"bar": b, "cost": charts.cost_text(b.totals), "usd": b.totals["usdMicros"]} for b in bars
+    ]
+    return {
+        "svg": svg,
+        "bars": rows,
+        "sort": sort,
+        "sorts": charts.SORTS,
+        "keep": keep,
+        "anchor": anchor or ident,
+        "rungs": len(record.snapshot["rungs"]),
+        "totals": record.totals,
+        "total_text": charts.cost_text(record.totals),
+    }
+
+
+def standing_context(request, ladder) -> dict:
+    """What the board's standing section shows: the latest dispatch's heights and cost, and
+    the ladder's activity. ``version`` names what it shows."""
+    dispatch = Dispatch.objects.filter(ladder=ladder).first()
+    activity = activity_rows(ladder)
+    context = {"ladder": ladder, "activity": activity, "dispatch": dispatch}
+    shown = [[a["id"] for a in activity]]
+    if dispatch is not None:
+        record = records.live(dispatch)
+        context.update(
+            record=record,
+            live=dispatch.status == DispatchStatus.RUNNING,
+            refresh_ms=refresh_ms(),
+            chart=chart_context(record, sort_of(request), "board-height-chart", anchor="standing"),
+        )
+        shown += [record.dispatch_id, record.status, record.climbers, record.totals]
+    context["version"] = version_of(*shown)
+    return context
+
+
+@signed_in
+@require_safe
+def board_standing(request, pk: int):
+    """The board's standing section alone, for its own refreshing: 204 while it shows what the
+    page holds (``v``), so an open table is not swapped shut."""
+    ladder = viewable_ladder(request.user, pk)
+    context = standing_context(request, ladder)
+    if request.GET.get("v") == context["version"]:
+        return HttpResponse(status=204)
+    return render(request, "history/_standing.html", context)
+
+
+def _count(raw, default: int, low: int, high: int) -> int:
+    try:
+        return max(low, min(high, int(raw)))
+    except (TypeError, ValueError):
+        return default
+
+
+@signed_in
+@require_safe
+def history(request, pk: int):
+    ladder = viewable_ladder(request.user, pk)
+    page = Paginator(selectors.records_of(ladder).defer("snapshot"), PAGE_SIZE).get_page(
+        request.GET.get("page")
+    )
+    n = _count(request.GET.get("n"), LINES, 2, 50)
+    recent = selectors.recent(ladder, n)
+    chosen = None
+    raw = request.GET.get("record")
+    if raw and raw.isascii() and raw.isdigit():
+        chosen = selectors.record_of(ladder, int(raw))
+    chosen = chosen or (recent[-1] if recent else None)
+    context = {
+        "ladder": ladder,
+        "page": page,
+        "rows": [
+            {
+                "record": r,
+                "status_label": status_label(r.status),
+                "cost": charts.cost_text(r.totals),
+            }
+            for r in page
+        ],
+        "n": n,
+        "recent": recent,
+        "chosen": chosen,
+        "nav": "ladders",
+    }
+    if recent:
+        svg, lines = charts.line_chart(recent)
+        context.update(lines_svg=svg, lines=lines)
+    if chosen is not None:
+        context["chart"] = chart_context(
+            chosen,
+            sort_of(request),
+            "record-height-chart",
+            keep=f"record={chosen.pk}",
+            anchor="record-chart",
+        )
+    return render(request, "history/history.html", context)
+
+
+def default_sides(ladder) -> tuple[str, str]:
+    """The last record against the running dispatch; once none runs, the last two records."""
+    latest = [str(pk) for pk in selectors.records_of(ladder).values_list("pk", flat=True)[:2]]
+    running = Dispatch.objects.filter(ladder=ladder, status=DispatchStatus.RUNNING).exists()
+    if running:
+        return (latest[0] if latest else "", records.CURRENT)
+    if len(latest) == 2:
+        return latest[1], latest[0]
+    return (latest[0], latest[0]) if latest else ("", "")
+
+
+@signed_in
+@require_safe
+def compare(request, pk: int):
+    ladder = viewable_ladder(request.user, pk)
+    a, b = default_sides(ladder)
+    a = request.GET.get("a", a)
+    b = request.GET.get("b", b)
+    context = {
+        "ladder": ladder,
+        "a": a,
+        "b": b,
+        "choices": list(selectors.records_of(ladder).values_list("pk", "ended_at", "status")[:50]),
+        "nav": "ladders",
+    }
+    status = 200
+    try:
+        result = selectors.compared(ladder, a, b)
+    except ValidationError as exc:
+        context["errors"] = [f"{field}: {' '.join(m)}" for field, m in exc.message_dict.items()]
+        status = 400 if "a" in request.GET or "b" in request.GET else 200
+    else:
+        context["result"] = result
+        context["rows"] = [
+            {
+                **c,
+                "a_cost": charts.cost_text(c["totals"]["a"]) if c["totals"]["a"] else "–",
+                "b_cost": charts.cost_text(c["totals"]["b"]) if c["totals"]["b"] else "–",
+                "usd_difference": charts.usd_change(
+                    (c["totals"]["difference"] or {}).get("usdMicros")
+                ),
+            }
+            for c in result["climbers"]
+        ]
+        difference = result["totals"]["difference"]
+        context["total_a"] = charts.cost_text(result["totals"]["a"])
+        context["total_b"] = charts.cost_text(result["totals"]["b"])
+        context["usd_difference"] = charts.usd_change(difference["usdMicros"])
+    return render(request, "history/compare.html", context, status=status)

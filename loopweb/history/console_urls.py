@@ -1,0 +1,11 @@
+from django.urls import path
+
+from loopweb.history import console
+
+app_name = "history"
+
+urlpatterns = [
+    path("ladders/<int:pk>/history/", console.history, name="history"),
+    path("ladders/<int:pk>/compare/", console.compare, name="compare"),
+    path("ladders/<int:pk>/standing", console.board_standing, name="standing"),
+]

@@ -1,0 +1,87 @@
+"""What a dispatch's runs cost: USD, tokens and wall time from each run's ``record.metrics``.
+
+A run that reports none of the four numbers counts in ``notReported``, never as zero. Pure but
+for ``run_metrics``, one query.
+"""
+
+import json
+from collections.abc import Iterable, Mapping
+
+from django.db import connection
+from django.db.models import Q
+from django.db.models.expressions import RawSQL
+
+from loopweb.runs.models import Job, Run
+from loopweb.runs.numbers import json_integer
+
+#: Totals fields and the run record's ``metrics`` keys they add up.
+FIELDS = (
+    ("usdMicros", "usd_micros"),
+    ("inputTokens", "input_tokens"),
+    ("outputTokens", "output_tokens"),
+    ("wallMs", "wall_ms"),
+)
+NAMES = (*(name for name, _ in FIELDS), "notReported", "runs")
+
+
+def empty() -> dict[str, int]:
+    return dict.fromkeys(NAMES, 0)
+
+
+def reported(metrics: object) -> tuple[int, ...] | None:
+    """The four numbers a run's ``metrics`` reports (0 for one it leaves out), or None when it
+    reports none of them. A number is a non-negative integer (``3.0`` is 3)."""
+    if not isinstance(metrics, Mapping):
+        return None
+    values = []
+    for _, key in FIELDS:
+        value = json_integer(metrics.get(key))
+        values.append(value if value is not None and value >= 0 else None)
+    if all(v is None for v in values):
+        return None
+    return tuple(v or 0 for v in values)
+
+
+def add(totals: dict[str, int], values: tuple[int, ...] | None) -> None:
+    totals["runs"] += 1
+    if values is None:
+        totals["notReported"] += 1
+        return
+    for (name, _), value in zip(FIELDS, values, strict=True):
+        totals[name] += value
+
+
+def total(parts: Iterable[Mapping[str, int] | None]) -> dict[str, int]:
+    """The sum of some totals (None for none)."""
+    out = empty()
+    for part in parts:
+        for name in NAMES:
+            out[name] += (part or {}).get(name, 0)
+    return out
+
+
+def difference(a: Mapping[str, int] | None, b: Mapping[str, int] | None) -> dict | None:
+    """``b - a`` field by field; None when either is missing."""
+    if a is None or b is None:
+        return None
+    return {name: b.get(name, 0) - a.get(name, 0) for name in NAMES}
+
+
+def run_metrics(origin_prefix: str, read: Iterable[int]) -> list[tuple[int, str, object]]:
+    """(run id, cell key, ``record.metrics``) of every run a dispatch launched (every attempt,
+    retried or not, whatever its outcome) and of every run its slots read, each once."""
+    runs = Q(job__in=Job.objects.filter(origin__startswith=origin_prefix).values("pk"))
+    ids = sorted(set(read))
+    if ids:
+        runs |= Q(pk__in=_id_list(ids))
+    return list(
+        Run.objects.filter(runs).order_by().values_list("pk", "cell_key", "record__metrics")
+    )
+
+
+def _id_list(ids: list[int]) -> RawSQL:
+    """Thousands of ids as one parameter: an array on PostgreSQL, JSON on SQLite (whose
+    statements take at most 32,766 parameters)."""
+    if connection.vendor == "postgresql":
+        return RawSQL("SELECT unnest(%s::bigint[])", (ids,))
+    return RawSQL("SELECT value FROM json_each(%s)", (json.dumps(ids),))

@@ -1,0 +1,246 @@
+"""A dispatch's standing as a record: built from its final standing when it ends, or from its
+evidence while it runs (``live``), so a record and the running dispatch compare alike.
+
+A record's ``slots`` hold, per climber and per rung of its snapshot, ``[status, tally, totals]``
+with the tally as a list in ``TALLY`` order (null for a slot the climber never reached) and the
+totals as a list in ``costs.NAMES`` order (null for a slot whose cell had no run).
+"""
+
+import hashlib
+import json
+from collections.abc import Sequence
+
+from django.contrib.auth import get_user_model
+
+from ladders import evidence, progress
+from ladders.models import Dispatch, DispatchStatus, FinalStanding
+from ladders.statuses import FAILED, NEEDS_ATTENTION, PASSED
+from loopweb.history import costs
+from loopweb.history.models import DispatchRecord
+
+TALLY = ("counted", "rated", "unrated", "passing", "pending", "inFlight", "required")
+VERDICTS = (PASSED, FAILED)
+CURRENT = "current"
+
+
+def reached(slots: Sequence) -> int:
+    """The highest rung passed (1 for the lowest), 0 for none: a climb stops at its first
+    rung not passed."""
+    height = 0
+    for status in slots:
+        if status != PASSED:
+            break
+        height += 1
+    return height
+
+
+def configuration_id(snapshot: dict) -> str:
+    """A digest of the configuration a dispatch ran: the same for the same rungs, gate,
+    limits and climb order."""
+    text = json.dumps(snapshot, sort_keys=True, separators=(",", ":"), default=str)
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def _names(*user_ids) -> dict[int, str]:
+    ids = {i for i in user_ids if i is not None}
+    if not ids:
+        return {}
+    model = get_user_model()
+    return dict(model.objects.filter(pk__in=ids).values_list("pk", model.USERNAME_FIELD))
+
+
+def build(
+    dispatch: Dispatch,
+    bodies: list[dict],
+    read: list[list[list[int]]],
+    *,
+    status: str,
+    slot_counts: dict,
+    runs: dict,
+    cancel_running: bool = False,
+    cancelled: int = 0,
+) -> DispatchRecord:
+    """The record (unsaved) of a dispatch's standing: ``bodies`` are its climbers as progress
+    shows them, ``read`` the runs each of their slots read."""
+    owner_of_cell: dict[str, tuple[int, int]] = {}
+    for i, body in enumerate(bodies):
+        for j, slot in enumerate(body["slots"]):
+            if slot.get("cellKey"):
+                # Two rungs pinning one cell read the same runs: they are paid for once, on the
+                # lower rung.
+                owner_of_cell.setdefault(slot["cellKey"], (i, j))
+    slot_totals: dict[tuple[int, int], dict] = {}
+    dispatch_totals = costs.empty()
+    rows = costs.run_metrics(
+        dispatch.origin_prefix, (r for climber in read for ids in climber for r in ids)
+    )
+    for _, cell, metrics in rows:
+        values = costs.reported(metrics)
+        costs.add(dispatch_totals, values)
+        where = owner_of_cell.get(cell)
+        if where is not None:
+            costs.add(slot_totals.setdefault(where, costs.empty()), values)
+
+    climbers, slots = [], []
+    for i, body in enumerate(bodies):
+        statuses = [s["status"] for s in body["slots"]]
+        mine = [slot_totals.get((i, j)) for j in range(len(statuses))]
+        climbers.append(
+            {
+                "key": body["key"],
+                "label": body["label"],
+                "status": body["status"],
+                "blockedReason": body.get("blockedReason"),
+                "currentRung": body.get("currentRung"),
+                "reached": reached(statuses),
+                "totals": costs.total(mine),
+            }
+        )
+        slots.append(
+            [
+                [
+                    s["status"],
+                    [s["tally"][k] for k in TALLY] if s.get("tally") else None,
+                    [t[k] for k in costs.NAMES] if t else None,
+                ]
+                for s, t in zip(body["slots"], mine, strict=True)
+            ]
+        )
+    names = _names(dispatch.started_by_id, dispatch.stopped_by_id)
+    return DispatchRecord(
+        ladder_id=dispatch.ladder_id,
+        dispatch_id=dispatch.dispatch_id,
+        status=status,
+        configuration=configuration_id(dispatch.snapshot),
+        snapshot=dispatch.snapshot,
+        started_at=dispatch.started_at,
+        ended_at=dispatch.ended_at,
+        started_by_id=dispatch.started_by_id,
+        started_by_name=names.get(dispatch.started_by_id, ""),
+        stopped_by_id=dispatch.stopped_by_id,
+        stopped_by_name=names.get(dispatch.stopped_by_id, ""),
+        cancel_running=cancel_running,
+        cancelled=cancelled,
+        slot_counts=slot_counts,
+        runs=runs,
+        totals=dispatch_totals,
+        climbers=climbers,
+        slots=slots,
+    )
+
+
+def of_final(
+    dispatch: Dispatch, final: FinalStanding, *, cancel_running=False, cancelled=0
+) -> DispatchRecord:
+    """The record of an ended dispatch, from its frozen final standing."""
+    parts = progress.frozen_parts(dispatch, final)
+    figures = progress.figures(dispatch, parts, runs_under_way=0)
+    return build(
+        dispatch,
+        [c["body"] for c in final.climbers],
+        [c["runs"] for c in final.climbers],
+        status=dispatch.status,
+        slot_counts=final.slot_counts,
+        runs=figures["runs"],
+        cancel_running=cancel_running,
+        cancelled=cancelled,
+    )
+
+
+def live(dispatch: Dispatch) -> DispatchRecord:
+    """The dispatch as it stands now, as an unsaved record (``pk`` None): from its evidence
+    while it runs, from its record or its final standing once it has ended."""
+    if dispatch.status != DispatchStatus.RUNNING:
+        kept = DispatchRecord.objects.filter(dispatch_id=dispatch.dispatch_id).first()
+        if kept is not None:
+            return kept
+        final = progress.final_of(dispatch)
+        if final is not None:
+            return of_final(dispatch, final)
+    [loaded] = evidence.load([dispatch])
+    running = dispatch.status == DispatchStatus.RUNNING
+    standing = progress.standing_of(loaded, running=running)
+    status = dispatch.status
+    if running and standing.needs_attention:
+        status = NEEDS_ATTENTION
+    return build(
+        dispatch,
+        [progress.climber_json(c) for c in standing.climbers],
+        [[[r.id for r in s.runs] for s in c.slots] for c in standing.climbers],
+        status=status,
+        slot_counts=standing.slot_counts(),
+        runs=standing.runs(),
+    )
+
+
+# As the API shows them ------------------------------------------------------------------------
+
+
+def _user(name: str) -> str | None:
+    return name or None
+
+
+def head_json(record: DispatchRecord) -> dict:
+    return {
+        "id": record.pk if record.pk is not None else CURRENT,
+        "dispatch": record.dispatch_id,
+        "status": record.status,
+        "configuration": record.configuration,
+        "startedAt": record.started_at,
+        "endedAt": record.ended_at,
+        "startedBy": _user(record.started_by_name),
+        "stoppedBy": _user(record.stopped_by_name),
+        "cancelRunning": record.cancel_running,
+        "cancelled": record.cancelled,
+    }
+
+
+def summary_json(record: DispatchRecord) -> dict:
+    """A record as the history lists it."""
+    return {
+        **head_json(record),
+        "slotCounts": record.slot_counts,
+        "runs": record.runs,
+        "totals": record.totals,
+        # As stored: key, label, reached, status, blockedReason, currentRung, totals.
+        "climbers": record.climbers,
+    }
+
+
+def rungs_json(record: DispatchRecord) -> list[dict]:
+    return [{**r, "number": i + 1} for i, r in enumerate(record.snapshot["rungs"])]
+
+
+def slot_json(rung: dict, slot: list) -> dict:
+    status, tally, totals = slot
+    return {
+        "rung": rung["id"],
+        "status": status,
+        "verdict": status if status in VERDICTS else None,
+        "tally": dict(zip(TALLY, tally, strict=True)) if tally else None,
+        "totals": dict(zip(costs.NAMES, totals, strict=True)) if totals else None,
+    }
+
+
+def detail_json(record: DispatchRecord) -> dict:
+    """One record, with every slot's verdict and tally."""
+    snapshot = record.snapshot
+    rungs = rungs_json(record)
+    return {
+        **head_json(record),
+        "gate": snapshot["gate"],
+        "outerAxis": snapshot["outerAxis"],
+        "runsInFlightLimit": snapshot["runsInFlightLimit"],
+        "retryCount": snapshot["retryCount"],
+        "rungs": rungs,
+        "slotCounts": record.slot_counts,
+        "runs": record.runs,
+        "totals": record.totals,
+        "climbers": [
+            {
+                **climber,
+                "slots": [slot_json(r, s) for r, s in zip(rungs, slots, strict=True)],
+            }
+            for climber, slots in zip(record.climbers, record.slots, strict=True)
+        ],
+    }

@@ -1,0 +1,73 @@
+"""Reads of the history: a ladder's records, one record, the two sides of a compare. Each costs
+a fixed number of queries whatever the number of climbers (``tests/history``)."""
+
+from django.core.exceptions import ValidationError
+from django.db.models import QuerySet
+
+from ladders.models import Dispatch, Ladder
+from loopweb.history import compare, records
+from loopweb.history.models import Activity, DispatchRecord
+
+#: Ids above this are no record's (PostgreSQL's bigint).
+MAX_ID = 2**63 - 1
+
+
+def records_of(ladder: Ladder) -> QuerySet[DispatchRecord]:
+    """The ladder's records, newest first, without their slots (what lists and charts read)."""
+    return DispatchRecord.objects.filter(ladder=ladder).defer("slots").order_by("-id")
+
+
+def recent(ladder: Ladder, n: int) -> list[DispatchRecord]:
+    """The ladder's last ``n`` records, oldest first."""
+    return list(reversed(records_of(ladder)[:n]))
+
+
+def record_of(ladder: Ladder, record_id: int) -> DispatchRecord | None:
+    if not 1 <= record_id <= MAX_ID:
+        return None
+    return DispatchRecord.objects.filter(ladder=ladder, pk=record_id).first()
+
+
+def current(ladder: Ladder) -> DispatchRecord | None:
+    """The ladder's latest dispatch as it stands now (its record once it has ended)."""
+    dispatch = Dispatch.objects.filter(ladder=ladder).first()
+    return records.live(dispatch) if dispatch is not None else None
+
+
+def side(ladder: Ladder, value: str | None, field: str) -> DispatchRecord:
+    """One side of a compare: a record id of the ladder or ``current``; a 400 naming ``field``
+    otherwise."""
+    if value is None or value == "":
+        raise ValidationError({field: ["Give a record id of this ladder or 'current'."]})
+    if value == records.CURRENT:
+        found = current(ladder)
+        if found is None:
+            raise ValidationError({field: ["This ladder has not been run: nothing is current."]})
+        return found
+    if not (value.isascii() and value.isdigit()) or not 1 <= int(value) <= MAX_ID:
+        raise ValidationError({field: ["Give a record id of this ladder or 'current'."]})
+    found = record_of(ladder, int(value))
+    if found is None:
+        raise ValidationError({field: [f"This ladder has no record {value}."]})
+    return found
+
+
+def compared(ladder: Ladder, a: str | None, b: str | None) -> dict:
+    """``compare.compare`` of the two sides; a 400 naming each bad one."""
+    errors = {}
+    sides = {}
+    for field, value in (("a", a), ("b", b)):
+        if field == "b" and b == a and "a" in sides:
+            sides["b"] = sides["a"]  # the same side twice is read once
+            continue
+        try:
+            sides[field] = side(ladder, value, field)
+        except ValidationError as exc:
+            errors.update(exc.message_dict)
+    if errors:
+        raise ValidationError(errors)
+    return compare.compare(sides["a"], sides["b"])
+
+
+def activity_of(ladder: Ladder, n: int = 10) -> list[Activity]:
+    return list(Activity.objects.filter(ladder=ladder).order_by("-at", "-id")[:n])

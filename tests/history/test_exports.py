@@ -1,0 +1,173 @@
+"""The standing, a record and a compare as CSV (``?format=csv`` or ``Accept: text/csv``), with
+the columns docs/exports.md names; the CSV parses back to the JSON's values."""
+
+import csv
+import io
+
+from ladders import services
+from ladders.models import Ladder
+from loopweb.history import exports
+from tests.history.helpers import PAID, PAID_BROKEN, compare, history, record
+from tests.ladders.builders import climbers, config, make_ladder, versions, work
+
+
+def parsed(response) -> list[dict]:
+    assert response.status_code == 200, response.content
+    assert response["Content-Type"].startswith("text/csv")
+    return list(csv.DictReader(io.StringIO(response.content.decode())))
+
+
+def number(text: str):
+    return None if text == "" else int(text)
+
+
+def finished(owner, driver, run_tasks, n_climbers=2):
+    ladder = make_ladder(owner, versions(2), climbers(n_climbers))
+    services.start_dispatch(ladder=ladder, by=owner)
+    work(driver, run_tasks, lambda job: PAID_BROKEN if job.combination.model == "m2" else PAID)
+    return ladder
+
+
+def test_a_record_as_csv_is_one_row_per_slot_with_the_same_values(
+    owner, owner_api, driver, run_tasks
+):
+    ladder = finished(owner, driver, run_tasks)
+    [row] = history(owner_api, ladder)["results"]
+    body = record(owner_api, ladder, row["id"])
+    rows = parsed(owner_api.get(f"/api/ladders/{ladder.pk}/history/{row['id']}?format=csv"))
+    assert list(rows[0]) == list(exports.STANDING_COLUMNS)
+    assert len(rows) == 2 * 2
+    for line, (climber, slot) in zip(
+        rows, [(c, s) for c in body["climbers"] for s in c["slots"]], strict=True
+    ):
+        rung = next(r for r in body["rungs"] if r["id"] == slot["rung"])
+        assert number(line["record_id"]) == body["id"]
+        assert line["dispatch_id"] == body["dispatch"]
+        assert line["dispatch_status"] == body["status"]
+        assert (line["climber_key"], line["climber_label"]) == (climber["key"], climber["label"])
+        assert line["climber_status"] == climber["status"]
+        assert number(line["reached"]) == climber["reached"]
+        assert (number(line["rung_number"]), line["rung_id"]) == (rung["number"], rung["id"])
+        assert (line["case"], line["version"], line["variant"]) == (
+            rung["case"],
+            rung["version"],
+            rung["variant"],
+        )
+        assert line["engine"] == (rung["engine"] or "")
+        assert line["slot_status"] == slot["status"]
+        assert line["verdict"] == (slot["verdict"] or "")
+        tally = {
+            k: number(line[c])
+            for k, c in zip(
+                ("counted", "rated", "unrated", "passing", "pending", "inFlight", "required"),
+                exports.TALLY_COLUMNS,
+                strict=True,
+            )
+        }
+        assert tally == (slot["tally"] or dict.fromkeys(tally))
+        totals = {
+            k: number(line[c])
+            for k, c in zip(
+                ("usdMicros", "inputTokens", "outputTokens", "wallMs", "notReported", "runs"),
+                exports.COST_COLUMNS,
+                strict=True,
+            )
+        }
+        assert totals == (slot["totals"] or dict.fromkeys(totals))
+    # The cost columns add up to the record's totals.
+    assert sum(number(r["usd_micros"]) or 0 for r in rows) == body["totals"]["usdMicros"]
+
+
+def test_the_accept_header_asks_for_csv_too(owner, owner_api, driver, run_tasks):
+    ladder = finished(owner, driver, run_tasks)
+    [row] = history(owner_api, ladder)["results"]
+    url = f"/api/ladders/{ladder.pk}/history/{row['id']}"
+    by_accept = owner_api.get(url, HTTP_ACCEPT="text/csv")
+    assert by_accept.content == owner_api.get(f"{url}?format=csv").content
+    assert by_accept["Content-Disposition"].startswith("attachment")
+    assert owner_api.get(url, HTTP_ACCEPT="text/html").status_code == 406
+
+
+def test_a_compare_as_csv_is_one_row_per_climber_with_the_same_values(
+    owner, owner_api, driver, run_tasks
+):
+    ladder = finished(owner, driver, run_tasks)
+    data = config(
+        rungs=[
+            {
+                "case": r.case,
+                "version": r.version,
+                "variant": r.variant,
+                "engine": None,
+                "runs": None,
+            }
+            for r in ladder.rungs.order_by("position")
+        ],
+        combinations=list(ladder.combinations.values_list("pk", flat=True)),
+        runsPerCell=2,
+        gate={"threshold": {"count": 2}},
+    )
+    services.save_ladder(owner=owner, data=data, ladder=Ladder.objects.get(pk=ladder.pk))
+    services.start_dispatch(ladder=ladder, by=owner)
+    work(driver, run_tasks, PAID_BROKEN)
+    newer, older = history(owner_api, ladder)["results"]
+    body = compare(owner_api, ladder, older["id"], newer["id"])
+    response = owner_api.get(
+        f"/api/ladders/{ladder.pk}/compare", {"a": older["id"], "b": newer["id"], "format": "csv"}
+    )
+    rows = parsed(response)
+    assert list(rows[0]) == list(exports.COMPARE_COLUMNS)
+    names = ("usdMicros", "inputTokens", "outputTokens", "wallMs", "notReported", "runs")
+    for line, climber in zip(rows, body["climbers"], strict=True):
+        assert line["climber_key"] == climber["key"]
+        assert line["change"] == climber["change"]
+        for side in ("a", "b"):
+            assert number(line[f"{side}_reached"]) == climber[side]["reached"]
+            assert line[f"{side}_status"] == climber[side]["status"]
+            assert {
+                n: number(line[f"{side}_{c}"])
+                for n, c in zip(names, exports.COST_COLUMNS, strict=True)
+            } == climber["totals"][side]
+        assert {
+            n: number(line[f"difference_{c}"])
+            for n, c in zip(names, exports.COST_COLUMNS, strict=True)
+        } == climber["totals"]["difference"]
+        flips = [
+            f"{f['rung']}:{f['a']}>{f['b']}"
+            for f in body["flipped"]
+            if f["climber"] == climber["key"]
+        ]
+        assert line["flipped"].split() == flips
+    assert [c["change"] for c in body["climbers"]] == ["down", "same"]
+    assert rows[0]["flipped"].count(">") == 2
+
+
+def test_the_standing_as_csv_is_the_progress_board_with_its_cost(
+    owner, owner_api, driver, run_tasks
+):
+    ladder = make_ladder(owner, versions(2), climbers(2))
+    empty = parsed(owner_api.get(f"/api/ladders/{ladder.pk}/progress?format=csv"))
+    assert empty == []  # not run yet: the header alone
+    services.start_dispatch(ladder=ladder, by=owner)
+    work(driver, run_tasks, PAID, rounds=1)
+    board = owner_api.get(f"/api/ladders/{ladder.pk}/progress").json()
+    rows = parsed(owner_api.get(f"/api/ladders/{ladder.pk}/progress", HTTP_ACCEPT="text/csv"))
+    assert [(r["climber_key"], r["slot_status"]) for r in rows] == [
+        (c["key"], s["status"]) for c in board["climbers"] for s in c["slots"]
+    ]
+    assert {r["dispatch_status"] for r in rows} == {"running"}
+    assert {r["record_id"] for r in rows} == {""}
+    assert sum(number(r["usd_micros"]) or 0 for r in rows) == 2 * 1000
+    # JSON clients are served as before, ETag and all.
+    again = owner_api.get(f"/api/ladders/{ladder.pk}/progress?format=json")
+    assert again["ETag"] and again.json()["climbers"] == board["climbers"]
+
+
+def test_errors_stay_json_when_csv_is_asked_for(owner, owner_api, outsider_api):
+    ladder = make_ladder(owner, versions(1), climbers(1))
+    response = owner_api.get(f"/api/ladders/{ladder.pk}/compare?a=1&format=csv")
+    assert response.status_code == 400
+    assert response["Content-Type"] == "application/json"
+    assert set(response.json()["errors"]) == {"a", "b"}
+    hidden = outsider_api.get(f"/api/ladders/{ladder.pk}/progress?format=csv")
+    assert hidden.status_code == 404 and hidden.json()["detail"]

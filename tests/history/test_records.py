@@ -1,0 +1,155 @@
+"""Every ended dispatch leaves a read-only record: finished, stopped, or stopped and cancelled,
+written once in the transaction that ends it; a new Run never changes an earlier record."""
+
+from ladders import services
+from ladders.models import Ladder
+from loopweb.history.models import DispatchRecord
+from tests.factories import UserFactory
+from tests.history.helpers import PAID, PAID_BROKEN, history, record
+from tests.ladders.builders import climbers, config, make_ladder, rung, versions, work
+
+
+def test_a_finished_dispatch_leaves_a_record_of_each_climbers_height_and_each_slot(
+    owner, owner_api, driver, run_tasks
+):
+    ladder = make_ladder(owner, versions(3), climbers(2))
+    dispatch = services.start_dispatch(ladder=ladder, by=owner)
+    work(driver, run_tasks, lambda job: PAID_BROKEN if job.combination.model == "m2" else PAID)
+
+    [row] = history(owner_api, ladder)["results"]
+    assert row["dispatch"] == dispatch.dispatch_id
+    assert row["status"] == "finished"
+    assert (row["startedBy"], row["stoppedBy"]) == ("olive", None)
+    assert row["slotCounts"] == {
+        "running": 0,
+        "blocked": 0,
+        "passed": 3,
+        "failed": 1,
+        "pending": 0,
+        "skipped": 2,
+    }
+    assert [(c["key"], c["reached"], c["status"]) for c in row["climbers"]] == [
+        ("aider|m1|acme", 3, "completed"),
+        ("aider|m2|acme", 0, "failed"),
+    ]
+    assert row["configuration"] and row["endedAt"] and row["startedAt"]
+
+    one = record(owner_api, ladder, row["id"])
+    assert [r["number"] for r in one["rungs"]] == [1, 2, 3]
+    first, second = one["climbers"]
+    assert [s["verdict"] for s in first["slots"]] == ["passed", "passed", "passed"]
+    assert [(s["status"], s["verdict"]) for s in second["slots"]] == [
+        ("failed", "failed"),
+        ("skipped", None),
+        ("skipped", None),
+    ]
+    assert second["slots"][0]["tally"] == {
+        "counted": 1,
+        "rated": 1,
+        "unrated": 0,
+        "passing": 0,
+        "pending": 0,
+        "inFlight": 0,
+        "required": 1,
+    }
+    assert second["slots"][1]["tally"] is None  # never reached
+    assert first["totals"]["usdMicros"] == 3000 and second["totals"]["usdMicros"] == 700
+
+
+def test_a_stop_records_who_stopped_it_and_what_it_cancelled(owner, owner_api, staff):
+    ladder = make_ladder(owner, versions(2), climbers(2))
+    services.start_dispatch(ladder=ladder, by=owner)
+    services.stop_dispatch(ladder=ladder, cancel_running=True, by=staff)
+    [row] = history(owner_api, ladder)["results"]
+    assert (row["status"], row["startedBy"], row["stoppedBy"]) == ("stopped", "olive", "stella")
+    assert (row["cancelRunning"], row["cancelled"]) == (True, 2)
+    assert row["slotCounts"]["skipped"] == 4
+    assert [c["reached"] for c in row["climbers"]] == [0, 0]
+
+
+def test_a_record_is_written_once_and_later_runs_never_change_it(
+    owner, owner_api, driver, run_tasks
+):
+    steps = versions(2)
+    ladder = make_ladder(owner, steps, climbers(2))
+    services.start_dispatch(ladder=ladder, by=owner)
+    work(driver, run_tasks, PAID)
+    [first] = history(owner_api, ladder)["results"]
+    before = record(owner_api, ladder, first["id"])
+
+    # Edit the configuration (a third rung), Run again, push more runs, stop.
+    data = config(
+        rungs=[*(rung(v) for v in steps), rung(versions(1, prefix="top")[0])],
+        combinations=[c.pk for c in climbers(1, prefix="n")],
+    )
+    services.save_ladder(owner=owner, data=data, ladder=Ladder.objects.get(pk=ladder.pk))
+    services.start_dispatch(ladder=ladder, by=owner)
+    work(driver, run_tasks, PAID_BROKEN)
+    rows = history(owner_api, ladder)["results"]
+    assert [r["id"] for r in rows][1] == first["id"]  # newest first
+    assert record(owner_api, ladder, first["id"]) == before
+    assert rows[0]["configuration"] != first["configuration"]
+
+
+def test_a_record_cannot_be_saved_again(owner):
+    ladder = make_ladder(owner, versions(1), climbers(1))
+    services.start_dispatch(ladder=ladder, by=owner)
+    services.stop_dispatch(ladder=ladder, by=owner)
+    kept = DispatchRecord.objects.get(ladder=ladder)
+    kept.status = "finished"
+    try:
+        kept.save()
+    except ValueError:
+        pass
+    else:
+        raise AssertionError("a record was saved twice")
+    assert DispatchRecord.objects.get(pk=kept.pk).status == "stopped"
+
+
+def test_the_history_is_paginated_newest_first(owner, owner_api):
+    ladder = make_ladder(owner, versions(1), climbers(1))
+    for _ in range(3):
+        services.start_dispatch(ladder=ladder, by=owner)
+        services.stop_dispatch(ladder=ladder, by=owner)
+    body = history(owner_api, ladder, pageSize=2)
+    assert body["count"] == 3 and len(body["results"]) == 2 and body["next"]
+    ids = [r["id"] for r in body["results"]]
+    assert ids == sorted(ids, reverse=True)
+
+
+def test_deleting_the_ladder_deletes_its_records(owner):
+    ladder = make_ladder(owner, versions(1), climbers(1))
+    services.start_dispatch(ladder=ladder, by=owner)
+    services.stop_dispatch(ladder=ladder, by=owner)
+    assert DispatchRecord.objects.filter(ladder=ladder).exists()
+    services.delete_ladder(ladder=ladder)
+    assert not DispatchRecord.objects.exists()
+
+
+def test_records_are_read_by_the_owner_and_reviewers_and_hidden_from_others(
+    owner, reviewer, reviewer_api, outsider_api, anon_api
+):
+    ladder = make_ladder(owner, versions(1), climbers(1), reviewers=[reviewer.pk])
+    services.start_dispatch(ladder=ladder, by=owner)
+    services.stop_dispatch(ladder=ladder, by=owner)
+    [row] = history(reviewer_api, ladder)["results"]
+    base = f"/api/ladders/{ladder.pk}"
+    for url in (
+        f"{base}/history",
+        f"{base}/history/{row['id']}",
+        f"{base}/compare?a=current&b={row['id']}",
+    ):
+        assert outsider_api.get(url).status_code == 404
+        assert anon_api.get(url).status_code in (401, 403)
+    assert reviewer_api.get(f"{base}/history/{row['id'] + 1000}").status_code == 404
+    assert reviewer_api.get(f"{base}/history/99999999999999999999").status_code == 404
+
+
+def test_a_deleted_account_keeps_its_name_on_the_record(owner_api, owner):
+    someone = UserFactory(username="sam", role="owner")
+    ladder = make_ladder(owner, versions(1), climbers(1))
+    services.start_dispatch(ladder=ladder, by=someone)
+    services.stop_dispatch(ladder=ladder, by=owner)
+    someone.delete()
+    [row] = history(owner_api, ladder)["results"]
+    assert row["startedBy"] == "sam"
