@@ -29,6 +29,13 @@ LOOPWEB_SIGNIN_ADDRESS_LIMIT   sign-in attempts an address may make per window (
 LOOPWEB_SIGNIN_USER_LIMIT      failed sign-ins a username may have per window (10 per 900 s)
 LOOPWEB_PROXY_COUNT      how many proxies in front append to X-Forwarded-For (0: use the peer)
 LOOPWEB_WORKER_DEAD_AFTER  seconds without a heartbeat after which a task worker is dead (30)
+LOOPWEB_WEBHOOK_ALLOWED_HOSTS  host names, addresses or CIDR ranges webhooks may target besides
+                 public addresses (comma-separated; loopback and private ones only when listed)
+LOOPWEB_WEBHOOK_TIMEOUT / _MAX_ATTEMPTS / _RETRY_BASE / _FAILING_AFTER / _KEEP_DAYS
+                 seconds an attempt may take (5), attempts per event (6), the first retry's
+                 delay, doubling after (30 s), events given up in a row that mark a subscription
+                 failing (3), days the delivery log is kept (30)
+LOOPWEB_PUBLIC_URL  where users reach the console, for links in webhook payloads
 """
 
 import os
@@ -86,6 +93,7 @@ INSTALLED_APPS = [
     "evalsets",
     "ladders",
     "loopweb.console",
+    "loopweb.webhooks",
     "loopweb.history",
     "loopweb.ops",
 ]
@@ -178,10 +186,25 @@ TASKS = {
             if TASK_BACKEND_NAME == "database"
             else "django.tasks.backends.immediate.ImmediateBackend"
         ),
+        # Webhook deliveries have a queue of their own, which the worker serves from a thread
+        # of its own: a receiver that hangs never holds up a launch pass.
+        "QUEUES": ["default", "webhooks"],
     }
 }
 
 LOOPWEB_LEASE_SECONDS = int(os.environ.get("LOOPWEB_LEASE_SECONDS", "120"))
+
+# Webhooks (loopweb.webhooks, docs/webhooks.md). Targets: public addresses, plus the host
+# names (".suffix" for a domain), addresses and CIDR ranges listed here; loopback and private
+# addresses only when listed.
+LOOPWEB_WEBHOOK_ALLOWED_HOSTS = os.environ.get("LOOPWEB_WEBHOOK_ALLOWED_HOSTS", "")
+LOOPWEB_WEBHOOK_TIMEOUT = float(os.environ.get("LOOPWEB_WEBHOOK_TIMEOUT", "5"))
+LOOPWEB_WEBHOOK_MAX_ATTEMPTS = int(os.environ.get("LOOPWEB_WEBHOOK_MAX_ATTEMPTS", "6"))
+LOOPWEB_WEBHOOK_RETRY_BASE = float(os.environ.get("LOOPWEB_WEBHOOK_RETRY_BASE", "30"))
+LOOPWEB_WEBHOOK_FAILING_AFTER = int(os.environ.get("LOOPWEB_WEBHOOK_FAILING_AFTER", "3"))
+LOOPWEB_WEBHOOK_KEEP_DAYS = float(os.environ.get("LOOPWEB_WEBHOOK_KEEP_DAYS", "30"))
+# The address links in webhook payloads start with (the console as its users reach it).
+LOOPWEB_PUBLIC_URL = os.environ.get("LOOPWEB_PUBLIC_URL", "http://127.0.0.1:8000")
 LOOPWEB_DEFAULT_RUNS_IN_FLIGHT = 20
 
 # Operations (loopweb.ops): the worker's chores, its heartbeat, answers while the database is
@@ -192,6 +215,7 @@ LOOPWEB_CHORES = {  # seconds between runs of each periodic chore, whatever the 
     "verify_gate": float(os.environ.get("LOOPWEB_VERIFY_GATE_EVERY", "60")),
     "prune": float(os.environ.get("LOOPWEB_PRUNE_EVERY", "3600")),
     "prune_changes": float(os.environ.get("LOOPWEB_PRUNE_CHANGES_EVERY", "300")),
+    "webhooks": float(os.environ.get("LOOPWEB_WEBHOOKS_EVERY", "30")),
 }
 LOOPWEB_KEEP_TASKS_DAYS = float(os.environ.get("LOOPWEB_KEEP_TASKS_DAYS", "7"))
 LOOPWEB_WORKER_DEAD_AFTER = float(os.environ.get("LOOPWEB_WORKER_DEAD_AFTER", "30"))

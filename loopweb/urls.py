@@ -21,7 +21,9 @@ urlpatterns = [
     path("api/", include("signals_app.urls")),
     path("api/", include("evalsets.urls")),
     path("api/", include("loopweb.runs.api.urls")),
+    path("api/", include("loopweb.webhooks.urls")),
     path("", include("evalsets.console_urls")),
+    path("", include("loopweb.webhooks.console_urls")),
     path("", include("loopweb.history.console_urls")),
     path("", include("loopweb.console.urls")),
 ]

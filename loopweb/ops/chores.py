@@ -8,6 +8,7 @@ per period however many workers there are.
 | ``verify_gate`` | the verify gate's sweep of due checkpoints | 60 s |
 | ``prune`` | drop finished task rows and sign-in counters older than their keep | 1 h |
 | ``prune_changes`` | drop change stamps older than 30 minutes (boards older recompute) | 5 min |
+| ``webhooks`` | send webhook attempts no task will send; prune the delivery log | 30 s |
 """
 
 from __future__ import annotations
@@ -66,12 +67,19 @@ def prune_changes() -> str:
     return f"pruned {changes.prune()} change stamp(s)"
 
 
+def webhooks() -> str:
+    from loopweb.webhooks.services import prune, sweep
+
+    return f"handled {sweep()} webhook attempt(s) no task would send, pruned {prune()}"
+
+
 CHORES: dict[str, Callable[[], str]] = {
     "expire_leases": expire_leases,
     "recover": recover,
     "verify_gate": verify_gate,
     "prune": prune,
     "prune_changes": prune_changes,
+    "webhooks": webhooks,
 }
 
 

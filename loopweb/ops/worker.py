@@ -12,7 +12,9 @@ runs, in one process:
 * **the chores** (a thread): lease expiry, recovery of dead workers' tasks, the verify gate's
   sweep, pruning; each claimed in the database, so it runs once per period whatever the number
   of workers (``loopweb.ops.chores``);
-* **the queue**: ``django-tasks-db``'s worker loop, claiming tasks under ``SKIP LOCKED``.
+* **the queue**: ``django-tasks-db``'s worker loop, claiming tasks under ``SKIP LOCKED``;
+* **webhook deliveries** (a thread): the same loop over the ``webhooks`` queue, so a receiver
+  that hangs (up to ``LOOPWEB_WEBHOOK_TIMEOUT``) never holds up a launch pass.
 
 When the database goes away the worker does not exit: it logs one line, waits and reconnects
 with backoff, logs one line when it is back, then recovers as at start-up (a task it was running
@@ -43,6 +45,7 @@ from loopweb.ops.recovery import host_key, recover
 log = logging.getLogger("loopweb.ops")
 
 HEARTBEAT_SECONDS = 5.0
+DELIVERIES_POLL = 1.0
 
 
 class DatabaseLost(Exception):  # noqa: N818 - it names what happened
@@ -57,6 +60,19 @@ class TaskWorker(Worker):
     """``db_worker``'s loop, except that a task interrupted by the loss of the database, or by
     a forced stop, is left running for recovery to queue again, instead of being recorded as a
     failure of the task."""
+
+    @classmethod
+    def of(cls, queue: str, *, worker_id: str, interval: float) -> TaskWorker:
+        return cls(
+            queue_names=[queue],
+            interval=interval,
+            batch=False,
+            backend_name="default",
+            startup_delay=False,
+            max_tasks=None,
+            worker_id=worker_id,
+            excluded_queue_names=[],
+        )
 
     def run_task(self, db_task_result: DBTaskResult) -> None:
         try:
@@ -161,6 +177,33 @@ class Chores(threading.Thread):
                 _release_connection()
 
 
+class Deliveries(threading.Thread):
+    """The ``webhooks`` queue, beside the main one: an attempt waits on someone else's server.
+    It looks for work at most once a second (``DELIVERIES_POLL``): a webhook a second late is
+    on time, and on SQLite every look takes the database's write lock."""
+
+    def __init__(self, worker_id: str, stop: threading.Event, interval: float):
+        super().__init__(name="webhooks", daemon=True)
+        self.stop = stop
+        self.queue = TaskWorker.of(
+            "webhooks", worker_id=worker_id, interval=max(interval, DELIVERIES_POLL)
+        )
+
+    def run(self) -> None:
+        while self.queue.running and not self.stop.is_set():
+            try:
+                self.queue.run()
+            except Exception as exc:  # noqa: BLE001 - a delivery's failure must not end the worker
+                if not database_lost(exc):
+                    log.warning("webhook deliveries stopped (%s); starting again", summary(exc))
+                self.stop.wait(5.0)
+            finally:
+                _release_connection()
+
+    def halt(self) -> None:
+        self.queue.running = False
+
+
 def _release_connection() -> None:
     try:
         connection.close()
@@ -171,22 +214,14 @@ def _release_connection() -> None:
 def run(*, interval: float = 0.5, worker_id: str | None = None, chores_tick: float = 1.0) -> None:
     """Run the worker until it is told to stop."""
     worker_id = worker_id or new_worker_id()
-    queue = TaskWorker(
-        queue_names=["default"],
-        interval=interval,
-        batch=False,
-        backend_name="default",
-        startup_delay=False,
-        max_tasks=None,
-        worker_id=worker_id,
-        excluded_queue_names=[],
-    )
+    queue = TaskWorker.of("default", worker_id=worker_id, interval=interval)
     queue.configure_signals()
     stop = threading.Event()
     threads: list[threading.Thread] = []
     try:
         _start(worker_id)
-        threads = [Heartbeat(worker_id, stop), Chores(worker_id, stop, chores_tick)]
+        deliveries = Deliveries(worker_id, stop, interval)
+        threads = [Heartbeat(worker_id, stop), Chores(worker_id, stop, chores_tick), deliveries]
         for thread in threads:
             thread.start()
         while queue.running:
@@ -200,6 +235,8 @@ def run(*, interval: float = 0.5, worker_id: str | None = None, chores_tick: flo
     finally:
         stop.set()
         for thread in threads:
+            if isinstance(thread, Deliveries):
+                thread.halt()
             thread.join(timeout=2)
         _unregister(worker_id)
 

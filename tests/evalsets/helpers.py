@@ -77,3 +77,25 @@ def apply(proposal: Proposal, at: dt.datetime) -> Proposal:
 
 def verify(proposal: Proposal, now: dt.datetime | None = None):
     return services.verify_proposal(proposal_id=proposal.pk, now=now)
+
+
+def regressed_and_costlier(owner) -> tuple[Proposal, Proposal]:
+    """Two applied proposals measured against one evalset: the first regressed (a revert
+    draft), the second held within its effect but past its cost bound (an advisory flag)."""
+    evalset = make_evalset()
+    journal(evalset, t(0), passed=10, usd_micros=1)
+    regressed = propose(owner, evalset, created_at=t(100), checkpoints=[{"after_runs": 1}])
+    costlier = propose(
+        owner,
+        evalset,
+        created_at=t(100),
+        checkpoints=[{"after_runs": 1}],
+        min_effect={"count": 100},
+        cost={"field": "usd", "max_increase_ratio": 1},
+    )
+    for proposal in (regressed, costlier):
+        apply(proposal, t(110))
+    journal(evalset, t(120), passed=1, usd_micros=5)
+    verify(regressed)
+    verify(costlier)
+    return regressed, costlier

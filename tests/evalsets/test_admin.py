@@ -3,7 +3,7 @@
 import pytest
 from django.test import Client
 
-from tests.evalsets.helpers import apply, journal, make_evalset, propose, t, verify
+from tests.evalsets.helpers import regressed_and_costlier
 from tests.factories import UserFactory
 
 pytestmark = pytest.mark.django_db
@@ -23,23 +23,8 @@ def staff_client(db):
 
 @pytest.fixture
 def gate_data(owner):
-    evalset = make_evalset()
-    journal(evalset, t(0), passed=10, usd_micros=1)
-    regressed = propose(owner, evalset, created_at=t(100), checkpoints=[{"after_runs": 1}])
-    costlier = propose(
-        owner,
-        evalset,
-        created_at=t(100),
-        checkpoints=[{"after_runs": 1}],
-        min_effect={"count": 100},
-        cost={"field": "usd", "max_increase_ratio": 1},
-    )
-    for proposal in (regressed, costlier):
-        apply(proposal, t(110))
-    journal(evalset, t(120), passed=1, usd_micros=5)
-    verify(regressed)
-    verify(costlier)
-    return evalset
+    regressed, _ = regressed_and_costlier(owner)
+    return regressed.evalset
 
 
 @pytest.mark.parametrize("model", MODELS)

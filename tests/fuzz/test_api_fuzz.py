@@ -55,6 +55,8 @@ ALLOWED = {
     "that JSON Schema cannot express",
     "clock": "a moment the server's clock or the object's own history rules out (ahead of the "
     "server's clock, before the proposal existed)",
+    "host_not_allowed": "a webhook URL whose host the deployment's setting does not allow (a "
+    "loopback or private address not listed in LOOPWEB_WEBHOOK_ALLOWED_HOSTS)",
 }
 
 

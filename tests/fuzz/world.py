@@ -1,7 +1,8 @@
 """A small deployment with one object of every kind, shared by the fuzzer and the authorization
 matrix: two owners (each with a running ladder), a reviewer the first owner shares a ladder
-with, a driver holding a job, runs (published and not), a review, signals, an evalset and a
-proposal. Every object is written through the services, as the API would write it.
+with, a driver holding a job, runs (published and not), a review, signals, an evalset, a
+proposal and a webhook with one delivery. Every object is written through the services, as
+the API would write it.
 """
 
 from dataclasses import dataclass, field
@@ -12,6 +13,7 @@ from evalsets import services as evalset_services
 from ladders import services as ladder_services
 from loopweb.runs import services as run_services
 from loopweb.runs.models import ApiToken, Job, JobStatus, Role, Run
+from loopweb.webhooks import services as webhook_services
 from signals_app import services as signal_services
 from tests.factories import (
     CaseFactory,
@@ -70,6 +72,10 @@ class World:
             "/api/proposals/": {"id": [self.proposal.pk]},
             "/api/cases/": {"slug": [self.version.case.slug]},
             "/api/evalsets/": {"hash": [self.evalset.hash]},
+            "/api/webhooks/": {
+                "id": [self.extra["webhook"].pk],
+                "delivery_id": [self.extra["delivery"].pk],
+            },
         }
 
 
@@ -166,6 +172,15 @@ def build_world() -> World:
         applicable=True,
         outcome_evalset={"hash": evalset.hash, "field": "passed", "higher_is_better": True},
     )
+    webhook = webhook_services.create_subscription(
+        owner=owner,
+        url="https://hooks.example.com/loopweb",
+        events=["dispatch.finished"],
+        active=True,
+        format="json",
+        deployment_wide=False,
+    )
+    delivery = webhook_services.ping(subscription=webhook)
     assert Job.objects.filter(pk=leased_job.pk, status=JobStatus.PENDING).exists()
     return World(
         users=users,
@@ -185,6 +200,7 @@ def build_world() -> World:
         other_run=other_run,
         evalset=evalset,
         proposal=proposal,
+        extra={"webhook": webhook, "delivery": delivery},
     )
 
 

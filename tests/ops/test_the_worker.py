@@ -61,6 +61,7 @@ def ladder_jobs(ladder):
     return list(Job.objects.filter(origin__startswith=f"ladder:{ladder.pk}/"))
 
 
+@pytest.mark.postgres  # the Procfile's production shape (the demo's worker has tests of its own)
 def test_the_procfile_worker_recovers_a_pass_a_killed_worker_left_running_and_runs_the_chores(
     climb, driver
 ):
@@ -120,6 +121,7 @@ def outside_job_leased_until(driver, when) -> Job:
     return job
 
 
+@pytest.mark.postgres  # several worker processes: PostgreSQL's shape, not the demo's database
 def test_two_workers_started_at_once_launch_every_slot_once(climb):
     workers = [start_worker(LOG_FORMAT="json"), start_worker(LOG_FORMAT="json")]
     try:

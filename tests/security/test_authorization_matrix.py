@@ -94,6 +94,12 @@ MATRIX = {
     "api/^proposals/(?P<pk>[^/.]+)/$":               {"on": "proposal", "GET": "1+444"},
     "api/proposals/<int:pk>/apply":                  {"on": "proposal", "POST": "1+444"},
     "api/proposals/<int:pk>/outcomes":               {"on": "proposal", "GET": "1+444"},
+    # Webhooks belong to their owner; reviewers and drivers register none.
+    "api/webhooks/":                                 {"GET": "1++33", "POST": "1++33"},
+    "api/webhooks/<int:pk>/":                        {"on": "webhook", "GET": "1+433", "PUT": "1+433", "DELETE": "1+433"},
+    "api/webhooks/<int:pk>/deliveries":              {"on": "webhook", "GET": "1+433"},
+    "api/webhooks/<int:pk>/ping":                    {"on": "webhook", "POST": "1+433"},
+    "api/webhooks/<int:pk>/deliveries/<int:delivery_id>/redeliver": {"on": "webhook", "POST": "1+433"},
     # The console: the same rules over a session; a visitor is sent to sign in.
     "":                                              {"GET": "L++++"},
     "login/":                                        {"GET": "+++++", "POST": "+++++", "PUT": "+++++", "PATCH": "5++++", "DELETE": "5++++"},
@@ -123,6 +129,13 @@ MATRIX = {
     "proposals/<int:pk>/":                           {"on": "proposal", "GET": "L+444"},
     "evalsets/":                                     {"GET": "L++++"},
     "evalsets/<str:hash>/":                          {"on": "evalset", "GET": "L++++"},
+    "settings/webhooks/":                            {"GET": "L++++", "POST": "L++33"},
+    "settings/webhooks/<int:pk>/":                   {"on": "webhook", "GET": "L+444", "POST": "L+444"},
+    "settings/webhooks/<int:pk>/log":                {"on": "webhook", "GET": "L+444"},
+    "settings/webhooks/<int:pk>/ping":               {"on": "webhook", "POST": "L+444"},
+    "settings/webhooks/<int:pk>/rotate":             {"on": "webhook", "POST": "L+444"},
+    "settings/webhooks/<int:pk>/delete":             {"on": "webhook", "POST": "L+444"},
+    "settings/webhooks/<int:pk>/deliveries/<int:delivery_id>/redeliver": {"on": "webhook", "POST": "L+444"},
     # The admin: staff only (none of the five callers is staff), but anyone may see its sign-in
     # page (Django's form views take PUT as POST), and its sign-out page sends a non-staff
     # caller to the admin index, whatever the method.
@@ -178,8 +191,15 @@ def ids_of(world, on: str | None) -> dict:
         "group": world.group.pk,
         "evalset": world.evalset.hash,
         "proposal": world.proposal.pk,
+        "webhook": world.extra["webhook"].pk,
     }[on]
-    ids = {"pk": value, "job_id": value, "slug": value, "hash": value}
+    ids = {
+        "pk": value,
+        "job_id": value,
+        "slug": value,
+        "hash": value,
+        "delivery_id": world.extra["delivery"].pk,
+    }
     if on == "ladder":
         ids.update(index=0, rung=world.ladder.rungs.order_by("position")[0].rung_id)
     return ids

@@ -12,7 +12,15 @@ from tests.security.urls import UNSAFE, all_patterns, fill
 
 pytestmark = pytest.mark.django_db
 
-VALUES = {"pk": 1, "job_id": 1, "slug": "jump-1", "hash": "ab12", "object_id": "1", "id": "1"}
+VALUES = {
+    "pk": 1,
+    "job_id": 1,
+    "delivery_id": 1,
+    "slug": "jump-1",
+    "hash": "ab12",
+    "object_id": "1",
+    "id": "1",
+}
 VALUES |= {"content_type_id": "1", "url": "x/", "app_label": "ladders"}
 
 
