@@ -77,3 +77,73 @@ def outcome_chart(results: Sequence) -> Chart | None:
         left=LEFT,
         right_edge=WIDTH - RIGHT,
     )
+
+
+@dataclass(frozen=True)
+class SeriesPoint:
+    x: float
+    y: float
+    at: object
+    value: float
+
+
+@dataclass(frozen=True)
+class Marker:
+    x: float
+    label: str
+
+
+@dataclass(frozen=True)
+class Series:
+    width: int
+    height: int
+    line: str
+    points: list[SeriesPoint]
+    markers: list[Marker]
+    low: float
+    high: float
+    y_low: float
+    y_high: float
+    left: int
+    right_edge: int
+
+
+def series_chart(values: Sequence[tuple], markers: Sequence[tuple] = ()) -> Series | None:
+    """A field of an evalset's journaled runs over time: ``values`` are (when, value) pairs,
+    ``markers`` (when, label) pairs drawn as vertical lines (a proposal's apply). None when
+    there is nothing to draw."""
+    if not values:
+        return None
+    times = [t for t, _ in values] + [t for t, _ in markers]
+    first, last = min(times), max(times)
+    span = (last - first).total_seconds() or 1.0
+    numbers = [v for _, v in values]
+    low, high = min(numbers), max(numbers)
+    if high == low:
+        low, high = low - 1, high + 1
+    plot_w = WIDTH - LEFT - RIGHT
+    plot_h = HEIGHT - TOP - BOTTOM
+
+    def x(when) -> float:
+        offset = (when - first).total_seconds() / span if len(times) > 1 else 0.5
+        return round(LEFT + offset * plot_w, 1)
+
+    def y(value: float) -> float:
+        return round(TOP + (high - value) / (high - low) * plot_h, 1)
+
+    points = [
+        SeriesPoint(x=x(t), y=y(v), at=t, value=v) for t, v in sorted(values, key=lambda p: p[0])
+    ]
+    return Series(
+        width=WIDTH,
+        height=HEIGHT,
+        line=" ".join(f"{p.x},{p.y}" for p in points),
+        points=points,
+        markers=[Marker(x=x(t), label=label) for t, label in markers],
+        low=low,
+        high=high,
+        y_low=y(low),
+        y_high=y(high),
+        left=LEFT,
+        right_edge=WIDTH - RIGHT,
+    )

@@ -1,13 +1,36 @@
 from django.contrib import admin, messages
 from django.contrib.admin.helpers import ACTION_CHECKBOX_NAME
+from django.contrib.admin.views.main import ChangeList
 from django.core.exceptions import ValidationError
 from django.template.response import TemplateResponse
+from django.urls import reverse
+from django.utils.html import format_html
 
 from ladders import services
 from ladders.models import Dispatch, DispatchClimber, Ladder, LadderCombination, LadderGroup, Rung
-from ladders.selectors import ladder_progress
+from ladders.selectors import ladder_progress, ladder_summaries
 from ladders.statuses import LIVE
+from ladders.wording import status_label
 from loopweb.runs.errors import Conflict
+
+
+class WordedChangeList(ChangeList):
+    """A change list whose rows carry the ladder's status in the console's words
+    (``status_word``), read for the whole page at once."""
+
+    def get_results(self, request):
+        super().get_results(request)
+        rows = list(self.result_list)
+        ladders = [getattr(row, "ladder", row) for row in rows]
+        words = {s["id"]: status_label(s["status"]) for s in ladder_summaries(ladders)}
+        for row, ladder in zip(rows, ladders, strict=True):
+            row.status_word = words.get(ladder.pk, "")
+
+
+def board_link(ladder_id: int):
+    return format_html(
+        '<a href="{}">Open its board</a>', reverse("console:board", args=[ladder_id])
+    )
 
 
 class RungInline(admin.TabularInline):
@@ -34,7 +57,7 @@ class LadderAdmin(admin.ModelAdmin):
     list_display = [
         "name",
         "owner",
-        "dispatch_status",
+        "shown_status",
         "outer_axis",
         "runs_per_cell",
         "retry_count",
@@ -47,10 +70,18 @@ class LadderAdmin(admin.ModelAdmin):
     filter_horizontal = ["reviewers"]
     actions = ["run_ladders", "stop_ladders", "stop_and_cancel_running"]
 
-    @admin.display(description="dispatch", ordering="dispatch__status")
-    def dispatch_status(self, ladder):
-        dispatch = getattr(ladder, "dispatch", None)
-        return dispatch.status if dispatch else "not run yet"
+    readonly_fields = ["board"]
+
+    def get_changelist(self, request, **kwargs):
+        return WordedChangeList
+
+    @admin.display(description="status", ordering="dispatch__status")
+    def shown_status(self, ladder):
+        return getattr(ladder, "status_word", "")
+
+    @admin.display(description="board")
+    def board(self, ladder):
+        return board_link(ladder.pk) if ladder.pk else ""
 
     @admin.action(description="Run the selected ladders")
     def run_ladders(self, request, queryset):
@@ -123,9 +154,68 @@ class DispatchClimberInline(admin.TabularInline):
 
 @admin.register(Dispatch)
 class DispatchAdmin(admin.ModelAdmin):
-    list_display = ["dispatch_id", "ladder", "status", "started_at", "ended_at", "passes"]
+    """Dispatches are read-only here: a Run makes one, Stop and Retry change one, through the
+    same services as the console and the API (the actions below)."""
+
+    list_display = [
+        "dispatch_id",
+        "ladder",
+        "shown_status",
+        "started_at",
+        "ended_at",
+        "passes",
+        "board",
+    ]
     list_filter = ["status"]
     list_select_related = ["ladder"]
     search_fields = ["dispatch_id", "ladder__name"]
-    readonly_fields = ["dispatch_id", "snapshot", "started_at", "ended_at", "passes"]
+    fields = ["dispatch_id", "ladder", "shown_status", "board", "started_at", "ended_at", "passes"]
+    readonly_fields = fields
     inlines = [DispatchClimberInline]
+    actions = ["stop_dispatches", "retry_blocked"]
+
+    def get_changelist(self, request, **kwargs):
+        return WordedChangeList
+
+    def has_add_permission(self, request):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+    # Not named "status": a model field of that name would be shown instead.
+    @admin.display(description="status", ordering="status")
+    def shown_status(self, dispatch):
+        word = getattr(dispatch, "status_word", None)
+        if word is None:  # one dispatch's page: read its ladder alone
+            [summary] = ladder_summaries([dispatch.ladder])
+            word = status_label(summary["status"])
+        return word
+
+    @admin.display(description="board")
+    def board(self, dispatch):
+        return board_link(dispatch.ladder_id)
+
+    @admin.action(description="Stop the selected dispatches")
+    def stop_dispatches(self, request, queryset):
+        for dispatch in queryset.select_related("ladder"):
+            try:
+                cancelled = services.stop_dispatch(
+                    ladder=dispatch.ladder, cancel_running=False, by=request.user
+                )
+            except Conflict as exc:
+                self.message_user(request, f"{dispatch.ladder}: {exc.detail}", messages.WARNING)
+            else:
+                self.message_user(
+                    request, f"{dispatch.ladder}: stopped, {cancelled} job(s) cancelled."
+                )
+
+    @admin.action(description="Retry the selected dispatches' blocked climbers")
+    def retry_blocked(self, request, queryset):
+        for dispatch in queryset.select_related("ladder"):
+            try:
+                keys = services.retry_blocked(ladder=dispatch.ladder, by=request.user)
+            except Conflict as exc:
+                self.message_user(request, f"{dispatch.ladder}: {exc.detail}", messages.WARNING)
+            else:
+                self.message_user(request, f"{dispatch.ladder}: retried {len(keys)} climber(s).")

@@ -189,12 +189,7 @@ def retry_climber(
     *, ladder: Ladder, combination_key: str, run_pass: bool = True, by: User | None = None
 ) -> None:
     with transaction.atomic():
-        dispatch = Dispatch.objects.select_for_update().filter(ladder=ladder).first()
-        if dispatch is None or dispatch.status != DispatchStatus.RUNNING:
-            raise Conflict("This ladder has no running dispatch; press Run instead.")
-        changes.touch([changes.ladder_key(ladder.pk)])
-        [loaded] = evidence.load([dispatch])
-        standing = standing_of(loaded, running=True)
+        dispatch, loaded, standing = _running_standing(ladder)
         for row, climber in zip(loaded.climbers, standing.climbers, strict=True):
             if row.combination_key != combination_key:
                 continue
@@ -216,6 +211,41 @@ def retry_climber(
             )
     if run_pass:
         launch_pass_now(ladder.pk)
+
+
+def retry_blocked(*, ladder: Ladder, run_pass: bool = True, by: User | None = None) -> list[str]:
+    """Retry every climber blocked as failing or unlaunchable, in one transaction and with one
+    launch pass after it. Returns the keys retried, in climb order."""
+    with transaction.atomic():
+        dispatch, loaded, standing = _running_standing(ladder)
+        now = timezone.now()
+        rows = [
+            row
+            for row, climber in zip(loaded.climbers, standing.climbers, strict=True)
+            if climber.status == BLOCKED and climber.blocked_reason in RETRYABLE_REASONS
+        ]
+        if not rows:
+            raise Conflict("No climber is blocked as failing or unlaunchable.")
+        for row in rows:
+            row.retried_at = now
+        DispatchClimber.objects.bulk_update(rows, ["retried_at"])
+        for row in rows:
+            lifecycle.climber_retried.send(Dispatch, dispatch=dispatch, climber=row, by=by)
+        tasking.enqueue(launch_pass, ladder.pk)
+    if run_pass:
+        launch_pass_now(ladder.pk)
+    return [row.combination_key for row in rows]
+
+
+def _running_standing(ladder: Ladder) -> tuple[Dispatch, evidence.Loaded, Standing]:
+    """The ladder's running dispatch, locked like a launch pass (so a Retry never interleaves
+    with one), with its evidence and standing; 409 without one."""
+    dispatch = Dispatch.objects.select_for_update().filter(ladder=ladder).first()
+    if dispatch is None or dispatch.status != DispatchStatus.RUNNING:
+        raise Conflict("This ladder has no running dispatch; press Run instead.")
+    changes.touch([changes.ladder_key(ladder.pk)])
+    [loaded] = evidence.load([dispatch])
+    return dispatch, loaded, standing_of(loaded, running=True)
 
 
 def _retryable(climber: ClimberStanding, standing: Standing, limit: int) -> bool:

@@ -9,6 +9,7 @@ from ladders.config import MAX_RUNGS
 from ladders.models import default_gate
 from loopweb.runs.api import fields as f
 from loopweb.runs.api import schema
+from loopweb.runs.errors import unknown as unknown_text
 from loopweb.runs.models import Combination, CoverageGroup, Rating
 from loopweb.runs.models.catalog import PIN_PART
 
@@ -21,7 +22,7 @@ class ThresholdSerializer(serializers.Serializer):
         if isinstance(data, dict):
             unknown = set(data) - {"count", "fraction"}
             if unknown:
-                raise serializers.ValidationError(f"Unknown key(s): {sorted(unknown)}.")
+                raise serializers.ValidationError(unknown_text("key", sorted(unknown)))
         return super().to_internal_value(data)
 
     def validate(self, attrs):
@@ -63,7 +64,7 @@ def known_ids(queryset, value: list[int], what: str) -> list[int]:
     unknown = [pk for pk in value if pk not in known]
     if unknown:
         raise serializers.ValidationError(
-            f"Unknown {what} id(s): {unknown}.", code="does_not_exist"
+            unknown_text(f"{what} id", unknown), code="does_not_exist"
         )
     return value
 
@@ -125,7 +126,7 @@ class LadderConfigSerializer(serializers.Serializer):
         )
         unknown = [name for name in value if name not in users]
         if unknown:
-            raise serializers.ValidationError(f"Unknown user(s): {unknown}.", code="does_not_exist")
+            raise serializers.ValidationError(unknown_text("user", unknown), code="does_not_exist")
         return [users[name] for name in dict.fromkeys(value)]
 
     def validate_gate(self, value):

@@ -66,12 +66,19 @@ def _slot_runs(dispatch: Dispatch) -> list[dict]:
 
 def review_queue(ladder: Ladder) -> list[dict]:
     """The completed slot runs of the latest dispatch that nobody on the ladder has reviewed."""
+    return slot_run_entries(ladder, unreviewed=True)
+
+
+def slot_run_entries(ladder: Ladder, *, unreviewed: bool = False) -> list[dict]:
+    """The completed slot runs of the latest dispatch in ladder order (only those nobody on the
+    ladder has reviewed, with ``unreviewed``)."""
     dispatch = progress.dispatch_of(ladder)
     if dispatch is None:
         return []
     entries = _queue_entries(dispatch, _slot_runs(dispatch))
-    done = progress.reviewed(ladder, [run_id for run_id, _, _ in entries])
-    entries = [entry for entry in entries if entry[0] not in done]
+    if unreviewed:
+        done = progress.reviewed(ladder, [run_id for run_id, _, _ in entries])
+        entries = [entry for entry in entries if entry[0] not in done]
     runs = {
         run_id: (rating, finished_at)
         for run_id, rating, finished_at in Run.objects.filter(

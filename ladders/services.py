@@ -8,7 +8,7 @@ the commands and the tasks that call them:
 """
 
 from ladders.configuration import declared_combinations, delete_ladder, reorder_rungs, save_ladder
-from ladders.dispatching import retry_climber, start_dispatch, stop_dispatch
+from ladders.dispatching import retry_blocked, retry_climber, start_dispatch, stop_dispatch
 from ladders.journal import journal_dispatch
 from ladders.passes import (
     PassReport,
@@ -25,6 +25,7 @@ __all__ = [
     "launch_pass_now",
     "launch_passes_for_running",
     "reorder_rungs",
+    "retry_blocked",
     "retry_climber",
     "run_launch_pass",
     "save_ladder",

@@ -97,6 +97,7 @@ INSTALLED_APPS = [
     "rest_framework",
     "django_filters",
     "drf_spectacular",
+    "drf_spectacular_sidecar",
     "django_htmx",
     "django_tasks_db",
     "loopweb.runs",
@@ -293,6 +294,9 @@ SPECTACULAR_SETTINGS = {
     "DESCRIPTION": "Ladders, runs, drivers, signals and the verify gate.",
     "VERSION": "0.1.0",
     "SERVE_INCLUDE_SCHEMA": False,
+    # Swagger UI from the project's own static files: the docs work offline.
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "COMPONENT_SPLIT_REQUEST": True,
     # JSON Schema 2020-12 states what the API refuses (const, if/then, propertyNames, null).
     "OAS_VERSION": "3.1.0",

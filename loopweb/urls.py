@@ -22,7 +22,6 @@ urlpatterns = [
     path("api/", include("evalsets.api.urls")),
     path("api/", include("loopweb.runs.api.urls")),
     path("api/", include("loopweb.webhooks.urls")),
-    path("", include("signals_app.pages.urls")),
     path("", include("evalsets.pages.urls")),
     path("", include("loopweb.webhooks.console_urls")),
     path("", include("loopweb.history.console_urls")),

@@ -45,7 +45,7 @@ class SignalAdmin(admin.ModelAdmin):
 
     @admin.display(description="run (outcome)", ordering="run")
     def run_page(self, signal):
-        url = reverse("signals_console:run-detail", args=[signal.run_id])
+        url = reverse("console:run-page", args=[signal.run_id])
         return format_html('<a href="{}">run {}</a>', url, signal.run_id)
 
 

@@ -65,11 +65,9 @@ def rule_in_effect(run: Run) -> tuple[dict, str]:
         ) from exc
 
 
-def run_outcome(run: Run, signals: list[Signal] | None = None) -> RunOutcome:
-    rule, source = rule_in_effect(run)
-    if signals is None:
-        signals = list(run_signals(run))
-    observations = [
+def observations(signals) -> list[outcome.Observation]:
+    """Stored signals as the outcome reader sees them."""
+    return [
         outcome.Observation(
             id=s.signal_id,
             kind=s.kind,
@@ -80,5 +78,17 @@ def run_outcome(run: Run, signals: list[Signal] | None = None) -> RunOutcome:
         )
         for s in signals
     ]
-    read = outcome.read_outcome(outcome.Rule.from_json(rule), observations, run.finished_at)
-    return RunOutcome(outcome=read, rule=rule, rule_source=source)
+
+
+def read_run(run: Run, rule: dict, signals) -> outcome.Outcome:
+    """How ``rule`` reads ``run`` given its ``signals``."""
+    return outcome.read_outcome(
+        outcome.Rule.from_json(rule), observations(signals), run.finished_at
+    )
+
+
+def run_outcome(run: Run, signals: list[Signal] | None = None) -> RunOutcome:
+    rule, source = rule_in_effect(run)
+    if signals is None:
+        signals = list(run_signals(run))
+    return RunOutcome(outcome=read_run(run, rule, signals), rule=rule, rule_source=source)

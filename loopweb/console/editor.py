@@ -68,6 +68,13 @@ class Catalog:
         case = self.cases.get(slug)
         return [v.version for v in case.versions] if case else []
 
+    def rung_version(self, slug: str) -> str | None:
+        """The newest version of the case that can be a rung (functional, not legacy)."""
+        case = self.cases.get(slug)
+        if case is None or case.kind in NOT_A_RUNG:
+            return None
+        return next((v.version for v in case.versions if not v.legacy), None)
+
     def title(self, slug: str) -> str:
         case = self.cases.get(slug)
         return case.title if case else slug
@@ -86,6 +93,7 @@ def adder(state: EditorState, catalog: Catalog) -> dict:
     ]
     case = catalog.cases.get(state.add_case)
     view = {
+        "rungable": [c for c in cases if not c["note"]],
         "cases": cases,
         "case": state.add_case if case else "",
         "versions": [],
@@ -130,6 +138,7 @@ def rung_rows(state: EditorState, catalog: Catalog, rung_errors: dict[int, list[
             "number": i + 1,
             "title": catalog.title(rung["case"]),
             "stale": (rung["case"], rung["version"]) in stale,
+            "not_ingested": rung["version"] not in catalog.versions_of(rung["case"]),
             "newest": newest.get(rung["case"]),
             "errors": rung_errors.get(i, []),
             "first": i == 0,
@@ -198,11 +207,13 @@ FIELD_OF = {
     "outerAxis": "outer_axis",
     "reviewers": "reviewers",
     "add": "add",
+    "add_many": "add_many",
 }
 LABELS = {
     "name": "Name",
     "rungs": "Rungs",
     "add": "Add a rung",
+    "add_many": "Add several cases",
     "groups": "Combination groups",
     "combinations": "One-off combinations",
     "floor": "Floor",
@@ -220,6 +231,7 @@ ANCHORS = {
     "name": "name",
     "rungs": "rungs-title",
     "add": "add-case",
+    "add_many": "add-many",
     "groups": "groups-title",
     "combinations": "combinations-title",
     "floor": "gate-floor",

@@ -19,7 +19,7 @@ from loopweb.runs.inputs import ReviewSerializer
 RUNG_FIELDS = ("id", "case", "version", "variant", "engine", "runs")
 #: More rows than this in one post is not an editor talking; the serializer caps rungs at 50.
 MAX_ROWS = MAX_RUNGS + 10
-OP = re.compile(r"^(add|pick|save|remove|up|down|newest)(?:-(\d{1,3}))?$")
+OP = re.compile(r"^(add|add-many|pick|save|remove|up|down|newest)(?:-(\d{1,3}))?$")
 
 
 def _ids(values: list[str]) -> list:
@@ -70,6 +70,7 @@ class EditorState:
     add_version: str = ""
     add_variant: str = "default"
     add_engine: str = ""
+    add_many: list[str] = field(default_factory=list)
 
     @classmethod
     def from_config(cls, config: dict) -> "EditorState":
@@ -135,6 +136,7 @@ class EditorState:
             add_version=post.get("add-version", "").strip(),
             add_variant=post.get("add-variant", "").strip() or "default",
             add_engine=post.get("add-engine", "").strip(),
+            add_many=[slug.strip() for slug in post.getlist("add-many") if slug.strip()],
         )
 
     def to_api(self) -> dict:
@@ -180,6 +182,8 @@ class EditorState:
         verb, index = match.group(1), match.group(2)
         if verb == "add":
             return self._add(catalog)
+        if verb == "add-many":
+            return self._add_many(catalog)
         if verb == "pick":
             return "", {}, None
         i = int(index) if index is not None else -1
@@ -209,6 +213,33 @@ class EditorState:
                 f"rungs-{i}-runs",
             )
         return "", {}, None
+
+    def _add_many(self, catalog) -> tuple[str, dict, str | None]:
+        """Several cases at once, each at its newest version that can be a rung, in the order
+        the catalog lists them: one round trip for what would take two per rung."""
+        chosen = [catalog.cases[s] for s in catalog.cases if s in set(self.add_many)]
+        pins = [(c.slug, catalog.rung_version(c.slug)) for c in chosen]
+        missing = [slug for slug, version in pins if version is None]
+        if not chosen:
+            return "", {"add_many": ["Choose the cases to add."]}, "add-many"
+        if missing:
+            return "", {"add_many": [f"Not rungs: {', '.join(missing)}."]}, "add-many"
+        if len(self.rungs) + len(pins) > MAX_RUNGS:
+            return "", {"add_many": [f"A ladder holds at most {MAX_RUNGS} rungs."]}, "add-many"
+        for slug, version in pins:
+            self.rungs.append(
+                {
+                    "id": "",
+                    "case": slug,
+                    "version": version,
+                    "variant": "default",
+                    "engine": "",
+                    "runs": "",
+                }
+            )
+        self.add_many = []
+        added = ", ".join(f"{slug}@{version}" for slug, version in pins)
+        return f"Added {len(pins)} rungs ({added}). Save to keep the change.", {}, "add-many"
 
     def _add(self, catalog) -> tuple[str, dict, str | None]:
         errors = {}

@@ -33,25 +33,30 @@ def row_html(index: int, climber: dict, numbers: dict[str, int], *, live: bool, 
         reading = slot["rung"] == climber["currentRung"]
         tally = climber["tally"] if reading else slot.get("tally")
         current = reading and status in (RUNNING, BLOCKED)
+        # A running slot with nothing under way waits for room: it is not drawn as running.
+        waiting = live and status == RUNNING and bool(tally) and tally["inFlight"] == 0
+        shown = "running, waiting for room" if waiting else status
         cell_id = f"slot-{index}-{ri}"
         classes = f"slot slot-{status}"
+        if waiting:
+            classes += " slot-waiting"
         if current:
             classes += " is-current"
         if columns - ri <= 2 and ri >= 2:
             classes += " tip-left"
-        label = f'<span class="visually-hidden">Rung {ri + 1}: {status}</span>'
-        symbol = (
-            f'<span class="slot-symbol" aria-hidden="true">{SLOT_SYMBOLS.get(status, "?")}</span>'
-        )
+        label = f'<span class="visually-hidden">Rung {ri + 1}: {shown}</span>'
+        mark = "…" if waiting else SLOT_SYMBOLS.get(status, "?")
+        symbol = f'<span class="slot-symbol" aria-hidden="true">{mark}</span>'
         if tally:
             cells.append(
                 f'<td id="{cell_id}" class="{classes}" data-status="{status}" tabindex="0"'
                 f' aria-describedby="{cell_id}-tip">{symbol}{label}'
-                f"{_tip(cell_id, ri + 1, status, current, tally)}</td>"
+                f"{_tip(cell_id, ri + 1, shown, current, tally)}</td>"
             )
         else:
             cells.append(
-                f'<td id="{cell_id}" class="{classes}" data-status="{status}">{symbol}{label}</td>'
+                f'<td id="{cell_id}" class="{classes}" data-status="{status}" tabindex="0">'
+                f"{symbol}{label}</td>"
             )
     shown = shown_status(climber, live)
     text = escape(climber_status_text(climber, numbers, live))

@@ -14,10 +14,7 @@ from ladders.statuses import (
     COMPLETED,
     FAILED,
     FAILING,
-    FINISHED,
     LIVE,
-    NEEDS_ATTENTION,
-    NOT_RUN_YET,
     PASSED,
     PENDING,
     RETRYABLE_REASONS,
@@ -27,20 +24,19 @@ from ladders.statuses import (
     UNLAUNCHABLE,
     UNRATED,
 )
-
-STATUS_LABELS = {
-    NOT_RUN_YET: "Not run yet",
-    RUNNING: "Running",
-    NEEDS_ATTENTION: "Needs attention",
-    FINISHED: "Finished",
-    STOPPED: "Stopped",
-}
+from ladders.wording import STATUS_LABELS, status_label  # noqa: F401 - the console's words
 
 #: A blocked climber's reason: its cause and the fix seed 004 names.
 BLOCKED_REASONS = {
     UNLAUNCHABLE: ("the combination cannot be launched", "fix the cause, then Retry"),
     FAILING: ("a launch used up its retries with no run", "fix the cause, then Retry"),
     UNRATED: ("completed runs carry no validator rating", "re-push the runs, or Stop"),
+}
+#: The heading of a group of blocks that share a cause.
+BLOCKED_TITLES = {
+    UNLAUNCHABLE: "Cannot be launched",
+    FAILING: "Launches failing",
+    UNRATED: "Runs waiting for a rating",
 }
 
 #: The legend's order.
@@ -63,12 +59,38 @@ SLOT_MEANINGS = {
 }
 
 
-def status_label(status: str) -> str:
-    return STATUS_LABELS.get(status, status)
+#: The board's and the ladders list's counters of runs, defined once: every count of runs the
+#: console shows is one of these, and the legend beside the bar says what each means. Executed
+#: and not needed together are the API's ``done``.
+RUN_COUNTERS = {
+    "executed": ("executed", "runs the slots hold: launched, finished and counted"),
+    "not_needed": ("not needed", "runs a decided or skipped slot will never need"),
+    "under_way": (
+        "under way",
+        "jobs launched and not finished: queued, pending, dispatched, starting or running",
+    ),
+    "left": ("left", "runs not launched yet"),
+}
+
+
+def counters(bar: dict) -> list[dict]:
+    """The bar's counts, each with its word and meaning, in ``RUN_COUNTERS`` order."""
+    return [
+        {"key": key, "label": label, "meaning": meaning, "count": bar[key]}
+        for key, (label, meaning) in RUN_COUNTERS.items()
+    ]
 
 
 def plural(n: int, one: str, many: str | None = None) -> str:
     return f"{n} {one if n == 1 else (many or one + 's')}"
+
+
+def human_list(items) -> str:
+    """``a``, ``a and b``, ``a, b and c``: a list as a sentence says it."""
+    items = [str(i) for i in items]
+    if len(items) <= 1:
+        return "".join(items)
+    return ", ".join(items[:-1]) + " and " + items[-1]
 
 
 def pin_text(rung: dict) -> str:
@@ -111,10 +133,10 @@ def climb_order_text(axis: str) -> str:
 
 def limit_text(limit: int | None, inherited: int | None = None) -> str:
     if limit is None:
-        return f"the account's default ({plural(inherited or 0, 'run')} in flight)"
+        return f"the account's default ({plural(inherited or 0, 'run')} under way at a time)"
     if limit == 0:
         return "0 — launches nothing; climbs only as far as existing runs take it"
-    return f"{plural(limit, 'run')} in flight"
+    return f"{plural(limit, 'run')} under way at a time"
 
 
 def retry_text(n: int) -> str:
@@ -130,7 +152,7 @@ def tally_items(tally: dict | None) -> list[tuple[str, str]]:
         ("Counted", str(tally["counted"])),
         ("Passing / required", f"{tally['passing']} / {tally['required']}"),
         ("Pending", str(tally["pending"])),
-        ("In flight", str(tally["inFlight"])),
+        ("Under way", str(tally["inFlight"])),
         ("Unrated", str(tally["unrated"])),
     ]
 
@@ -147,6 +169,61 @@ class Blocked:
     problem: str | None
     attempts: int | None
     retryable: bool
+    failure: str | None = None
+
+
+@dataclass
+class CauseGroup:
+    """Blocked climbers that share a reason and, for a failing block, the same recorded
+    failure: the cause is said once, the climbers listed under it."""
+
+    reason: str
+    title: str
+    cause: str
+    fix: str
+    failure: str | None
+    climbers: list[Blocked]
+
+    @property
+    def retryable(self) -> int:
+        return sum(1 for c in self.climbers if c.retryable)
+
+
+def failing_cause(retry_count: int) -> str:
+    if retry_count == 0:
+        return "a launch failed with no run, and the dispatch allows no automatic retries"
+    retries = plural(retry_count, "automatic retry", "automatic retries")
+    return f"a launch used up its {retries} with no run"
+
+
+def failure_text(failure: dict | None) -> str | None:
+    """The recorded failure of the job that blocks a climber, in words."""
+    if not failure:
+        return None
+    text = f"Attempt {failure['attempt']} of {failure['attempts']} ended {failure['failure']}"
+    detail = (failure.get("detail") or "").strip()
+    return f"{text}: {detail}" if detail else f"{text}; the driver gave no detail"
+
+
+def cause_groups(blocked: list[Blocked]) -> list[CauseGroup]:
+    groups: dict[tuple, CauseGroup] = {}
+    for climber in blocked:
+        key = (climber.reason, climber.cause, climber.problem, climber.failure)
+        group = groups.get(key)
+        if group is None:
+            cause = climber.cause
+            if climber.problem:
+                cause = f"{cause}: {climber.problem}"
+            group = groups[key] = CauseGroup(
+                reason=climber.reason,
+                title=BLOCKED_TITLES.get(climber.reason, climber.reason),
+                cause=cause,
+                fix=climber.fix,
+                failure=climber.failure,
+                climbers=[],
+            )
+        group.climbers.append(climber)
+    return list(groups.values())
 
 
 def shown_status(climber: dict, live: bool) -> str:
@@ -171,11 +248,14 @@ def climber_status_text(climber: dict, numbers: dict[str, int], live: bool = Tru
     return "Completed"
 
 
-def board(progress: dict, *, titles: dict[str, str], config: dict) -> dict:
+def board(
+    progress: dict, *, titles: dict[str, str], config: dict, failures: dict | None = None
+) -> dict:
     """The board's view of ``ladder_progress``: header, bar, grid and Needs attention.
 
     ``config`` holds the ladder's own gate, climb order, limit and retry count, shown until the
-    first Run; after it the board shows what the dispatch snapshotted.
+    first Run; after it the board shows what the dispatch snapshotted. ``failures`` holds the
+    recorded failure blocking each failing climber's current slot, by (rungId, cellKey).
     """
     dispatch = progress["dispatch"]
     status = progress["ladder"]["status"]
@@ -213,22 +293,30 @@ def board(progress: dict, *, titles: dict[str, str], config: dict) -> dict:
         "limit": limit,
         "retries": retry_text(settings["retryCount"]),
         "blocked": [],
+        "cause_groups": [],
+        "retryable": 0,
         "numbers": numbers,
         "bar": None,
         "slot_counts": [],
     }
     if not dispatch:
         return view
-    view["bar"] = run_bar(dispatch["runs"])
+    targets = {r["id"]: r["target"] for r in rungs}
+    executed = sum(executed_runs(c, targets) for c in progress["climbers"])
+    view["bar"] = run_bar(dispatch["runs"], executed)
+    view["counters"] = counters(view["bar"])
     counts = dispatch["slotCounts"]
     view["slot_counts"] = [
         {"status": s, "count": counts.get(s, 0), "symbol": SLOT_SYMBOLS[s], "meaning": m}
         for s, m in SLOT_MEANINGS.items()
     ]
+    failures = failures or {}
     for ci, climber in enumerate(progress["climbers"]):
         reason = climber.get("blockedReason")
         if climber["status"] == BLOCKED and reason:
             cause, fix = BLOCKED_REASONS.get(reason, (reason, "Stop"))
+            if reason == FAILING:
+                cause = failing_cause(dispatch["retryCount"])
             view["blocked"].append(
                 Blocked(
                     index=ci,
@@ -241,30 +329,91 @@ def board(progress: dict, *, titles: dict[str, str], config: dict) -> dict:
                     problem=climber.get("problem"),
                     attempts=climber.get("attempts"),
                     retryable=reason in RETRYABLE_REASONS and status in LIVE,
+                    failure=failure_text(
+                        failures.get((climber["currentRung"], climber.get("cellKey")))
+                    ),
                 )
             )
+    view["cause_groups"] = cause_groups(view["blocked"])
+    view["retryable"] = sum(1 for c in view["blocked"] if c.retryable)
     return view
 
 
-def run_bar(runs: dict | None) -> dict | None:
-    """Runs done / total with the runs in flight, as widths of a stacked bar."""
+def executed_runs(climber: dict, targets: dict[str, int]) -> int:
+    """The runs a climber's slots hold, each slot up to its target."""
+    total = 0
+    for slot in climber["slots"]:
+        tally = climber["tally"] if slot["rung"] == climber["currentRung"] else slot.get("tally")
+        if tally:
+            total += min(tally["counted"], targets.get(slot["rung"], 0))
+    return total
+
+
+def _pct(n: int, total: int) -> str:
+    return f"{100 * n / total:.2f}" if total else "0"
+
+
+def run_bar(runs: dict | None, executed: int | None = None) -> dict | None:
+    """The dispatch's runs in the counters of ``RUN_COUNTERS``, as widths of a stacked bar.
+    Without ``executed`` (the ladders list), executed and not needed are shown together as done."""
     if not runs:
         return None
     total = runs["total"] or 0
-    flight = min(runs["inFlight"], max(total - runs["done"], 0))
-    return {
+    done = min(runs["done"], total)
+    under_way = min(runs["inFlight"], max(total - done, 0))
+    left = max(total - done - under_way, 0)
+    bar = {
         "total": total,
-        "done": runs["done"],
+        "done": done,
         "in_flight": runs["inFlight"],
-        "done_pct": f"{100 * runs['done'] / total:.2f}" if total else "0",
-        "flight_pct": f"{100 * flight / total:.2f}" if total else "0",
-        "text": f"{runs['done']} of {plural(total, 'run')} done, {runs['inFlight']} in flight",
+        "under_way": under_way,
+        "left": left,
+        "executed": None,
+        "not_needed": None,
+        "done_pct": _pct(done, total),
+        "executed_pct": _pct(done, total),
+        "not_needed_pct": "0",
+        "flight_pct": _pct(under_way, total),
+    }
+    if executed is not None:
+        executed = min(executed, done)
+        bar.update(
+            executed=executed,
+            not_needed=done - executed,
+            executed_pct=_pct(executed, total),
+            not_needed_pct=_pct(done - executed, total),
+        )
+        bar["text"] = (
+            f"{executed} executed, {done - executed} not needed, {under_way} under way, "
+            f"{left} left, of {plural(total, 'run')}"
+        )
+    else:
+        bar["text"] = f"{done} of {plural(total, 'run')} done, {under_way} under way, {left} left"
+    return bar
+
+
+def review_coverage(completed: int, unreviewed: int) -> dict:
+    """How many of the dispatch's completed slot runs somebody on the ladder reviewed."""
+    reviewed = max(completed - unreviewed, 0)
+    return {
+        "completed": completed,
+        "reviewed": reviewed,
+        "unreviewed": unreviewed,
+        "pct": f"{100 * reviewed / completed:.2f}" if completed else "0",
     }
 
 
-def summary_row(row: dict) -> dict:
-    """One line of the ladders page, from ``ladder_summaries``."""
-    return {**row, "status_label": status_label(row["status"]), "bar": run_bar(row["runs"])}
+def summary_row(row: dict, *, declared: int | None = None, last: dict | None = None) -> dict:
+    """One line of the ladders page, from ``ladder_summaries``: before a first Run its climbers
+    are those a Run would climb (``declared``); ``last`` is its latest dispatch's times."""
+    return {
+        **row,
+        "status_label": status_label(row["status"]),
+        "bar": run_bar(row["runs"]),
+        "climbers_shown": row["climbers"] if row["climbers"] is not None else declared,
+        "declared": row["climbers"] is None,
+        "last": last,
+    }
 
 
 def version_of(*shown) -> str:

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from loopweb.console.views import auth, board, editor, ladders, queue
+from loopweb.console.views import auth, board, editor, ladders, manage, queue, runs
 
 app_name = "console"
 
@@ -21,5 +21,13 @@ urlpatterns = [
         name="stop-cancel-running",
     ),
     path("ladders/<int:pk>/retry", board.retry, name="retry"),
+    path("ladders/<int:pk>/retry-all", board.retry_all, name="retry-all"),
     path("ladders/<int:pk>/queue/", queue.queue, name="queue"),
+    path("ladders/<int:pk>/slots/<int:index>/<str:rung>/", runs.slot, name="slot"),
+    path("runs/<int:pk>/", runs.run_page, name="run-page"),
+    path("runs/<int:pk>/review", runs.run_review, name="run-review"),
+    path("combinations/", manage.combinations, name="combinations"),
+    path("groups/", manage.groups, name="groups"),
+    path("groups/<int:pk>/", manage.group, name="group"),
+    path("account/acceptance-rule/", manage.acceptance_rule, name="acceptance-rule"),
 ]

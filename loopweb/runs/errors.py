@@ -14,11 +14,28 @@ class Conflict(Exception):
         self.code = code
 
 
+def listed(items) -> str:
+    """Items as a sentence says them: ``a``, ``a and b``, ``a, b and c``."""
+    items = [str(item) for item in items]
+    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
+
+
+def unknown(what: str, items) -> str:
+    """``Unknown user: x.`` / ``Unknown users: x and y.``"""
+    items = list(items)
+    return f"Unknown {what}{'' if len(items) == 1 else 's'}: {listed(items)}."
+
+
 def leaves(detail, prefix: str = ""):
     """Every message of a DRF error detail as ``(dotted path, message, code)``, in order."""
     if isinstance(detail, dict):
         for key, value in detail.items():
             name = "non_field_errors" if key == "__all__" else str(key)
+            if name == "non_field_errors" and prefix:
+                # A nested object's own error is the field's: ``rungs``, not
+                # ``rungs.non_field_errors``.
+                yield from leaves(value, prefix)
+                continue
             yield from leaves(value, f"{prefix}.{name}" if prefix else name)
     elif isinstance(detail, list):
         if all(not isinstance(item, (dict, list)) for item in detail):

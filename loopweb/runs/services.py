@@ -477,3 +477,24 @@ def review_run(
         changes.touch([run.cell_key])
         hooks.run_reviewed.send(sender=Review, review=review)
     return review
+
+
+def edit_review(
+    *, run: Run, reviewer: User, aesthetic_rating: int, writeup: str, verdict: str = ""
+) -> Review:
+    """A reviewer corrects their own review. A changed verdict is recorded as a new referee
+    verdict (the latest one is read); the earlier one stays in the run's history."""
+    with transaction.atomic():
+        # Locked so two corrections of one review apply one after the other.
+        review = Review.objects.select_for_update().filter(run=run, reviewer=reviewer).first()
+        if review is None:
+            raise Conflict(f"you have not reviewed run {run.pk}")
+        new_verdict = (verdict or "") != review.verdict
+        review.aesthetic_rating = aesthetic_rating
+        review.writeup = writeup
+        review.verdict = verdict or ""
+        review.save(update_fields=["aesthetic_rating", "writeup", "verdict"])
+        changes.touch([run.cell_key])
+        if new_verdict and review.verdict:
+            hooks.run_reviewed.send(sender=Review, review=review)
+    return review

@@ -111,3 +111,49 @@ def test_stop_and_cancel_running_asks_first_in_the_admin(admin_client, owner, dr
     assert Dispatch.objects.get(ladder=ladder).status == "running"
     done = act(admin_client, "stop_and_cancel_running", [ladder], confirm="yes")
     assert "busy: stopped, 2 job(s) cancelled." in text_of(done).lower()
+
+
+def test_a_dispatch_is_read_only_in_the_admin(admin_client, worked):
+    dispatch = Dispatch.objects.get(ladder=worked)
+    assert admin_client.get(reverse("admin:ladders_dispatch_add")).status_code == 403
+    url = reverse("admin:ladders_dispatch_change", args=[dispatch.pk])
+    page = admin_client.get(url)
+    html = page.content.decode()
+    assert page.status_code == 200
+    assert 'name="status"' not in html and 'name="snapshot"' not in html
+    assert 'name="ladder"' not in html
+    assert f'href="{reverse("console:board", args=[worked.pk])}"' in html
+    refused = admin_client.post(url, {"status": "finished"})
+    assert refused.status_code == 403
+    dispatch.refresh_from_db()
+    assert dispatch.status == "running"
+    listing = admin_client.get(reverse("admin:ladders_dispatch_changelist")).content.decode()
+    assert "Add dispatch" not in listing
+
+
+def test_the_admin_uses_the_consoles_status_words(admin_client, owner, driver, run_tasks):
+    ladder = make_ladder(owner, versions(1, prefix="aw"), climbers(1, prefix="aw"), retryCount=0)
+    services.start_dispatch(ladder=ladder)
+    work(driver, run_tasks, "infrastructure")
+    for name in ("admin:ladders_dispatch_changelist", "admin:ladders_ladder_changelist"):
+        assert "Needs attention" in text_of(admin_client.get(reverse(name)))
+    dispatch = Dispatch.objects.get(ladder=ladder)
+    page = admin_client.get(reverse("admin:ladders_dispatch_change", args=[dispatch.pk]))
+    assert "Needs attention" in text_of(page)
+
+
+def test_the_dispatch_actions_call_the_services(admin_client, owner, driver, run_tasks):
+    ladder = make_ladder(owner, versions(1, prefix="ad"), climbers(2, prefix="ad"), retryCount=0)
+    services.start_dispatch(ladder=ladder)
+    work(driver, run_tasks, "infrastructure")
+    dispatch = Dispatch.objects.get(ladder=ladder)
+    url = reverse("admin:ladders_dispatch_changelist")
+    retried = admin_client.post(
+        url, {"action": "retry_blocked", ACTION_CHECKBOX_NAME: [dispatch.pk]}, follow=True
+    )
+    assert "retried 2 climber(s)" in text_of(retried)
+    stopped = admin_client.post(
+        url, {"action": "stop_dispatches", ACTION_CHECKBOX_NAME: [dispatch.pk]}, follow=True
+    )
+    assert "stopped, 2 job(s) cancelled" in text_of(stopped)
+    assert Dispatch.objects.get(ladder=ladder).status == "stopped"

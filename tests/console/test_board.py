@@ -27,7 +27,7 @@ def test_a_ladder_not_run_yet_shows_its_configuration_and_run(owner_client, ladd
     assert "Not run yet" in text
     assert "Pass when at least 1 run rated scuffed or better" in text
     assert "Rung by rung" in text
-    assert "the account's default (20 runs in flight)" in text
+    assert "the account's default (20 runs under way at a time)" in text
     assert "1 automatic retry per run" in text
     assert "step-1@1" in text and "step-2@1" in text
     assert "m1 via aider (acme)" in text
@@ -44,7 +44,7 @@ def test_a_running_board_shows_the_grid_the_bar_and_refreshes_itself(
     html = page.content.decode()
     text = text_of(page)
     assert "Running" in text
-    assert "2 of 4 runs done" in text and "2 in flight" in text
+    assert "2 of 4 runs done" in text and "2 under way" in text
     assert 'id="run-button" disabled' in html
     assert 'id="stop-button"' in html and 'id="stop-cancel-button"' in html
     assert f'hx-get="{refresh_url(ladder)}"' in html and "hx-trigger=" in html
@@ -55,7 +55,7 @@ def test_a_running_board_shows_the_grid_the_bar_and_refreshes_itself(
     # The current rung's tally, shown on hover or focus.
     assert 'aria-describedby="slot-0-1-tip"' in html
     assert "Passing / required 0 / 1" in text
-    assert "In flight 1" in text
+    assert "Under way 1" in text
 
 
 def test_the_refresh_endpoint_answers_204_while_nothing_changed(
@@ -121,7 +121,7 @@ def test_stop_and_cancel_running_asks_first_with_the_count(owner_client, owner, 
     for job in claimed:
         run_services.report_status(job_id=job.pk, driver=driver, status="running")
     board = owner_client.get(board_url(ladder)).content.decode()
-    assert "lets the 2 jobs under way finish" in board
+    assert "lets the 2 started jobs (dispatched, starting or running) finish" in board
     url = reverse("console:stop-cancel-running", args=[ladder.pk])
     confirm = owner_client.get(url)
     text = text_of(confirm)
@@ -144,16 +144,16 @@ def test_a_blocked_climber_shows_needs_attention_and_retry_relaunches_it(
     text = text_of(page)
     assert "Needs attention" in text
     assert "Blocked at rung 1: failing" in text
-    assert "A launch used up its retries with no run." in text
+    assert "A launch used up its 1 automatic retry with no run." in text
+    assert "Recorded failure: Attempt 2 of 2 ended infrastructure" in text
     assert "Fix: fix the cause, then Retry." in text
-    assert "2 attempts." in text
     assert 'id="retry-0"' in page.content.decode()
     assert not queued(ladder)
     retried = owner_client.submit(
         reverse("console:retry", args=[ladder.pk]), {"climber": "aider|b1|acme"}, follow=True
     )
     text = text_of(retried)
-    assert "Retried aider|b1|acme" in text
+    assert "Retried b1 via aider (acme)" in text
     assert "Running rung 1" in text and "Needs attention" not in text
     assert len(queued(ladder)) == 1
 

@@ -121,7 +121,7 @@ def test_validation_errors_are_shown_beside_their_fields(owner_client, reviewer,
     assert "greater than or equal to 0" in beside("retry-count-error")
     assert "greater than or equal to 1" in beside("runs-per-cell-error")
     assert "less than or equal to 1" in beside("threshold-error")
-    assert "Unknown user(s): ['nobody']" in beside("reviewers-error")
+    assert "Unknown user: nobody." in beside("reviewers-error")
     name_input = html.split('id="name"')[1].split(">")[0]
     assert 'aria-invalid="true" aria-describedby="name-error"' in name_input
     # The summary links every problem to its field.

@@ -25,7 +25,7 @@ def test_the_ladders_page_lists_the_callers_ladders_with_their_status(
         for ladder in (idle, running, done)
     }
     assert "Not run yet" in rows["alpha"] and "No dispatch yet" in rows["alpha"]
-    assert "Running" in rows["beta"] and "0/4 · 2 in flight" in rows["beta"]
+    assert "Running" in rows["beta"] and "0/4 done · 2 under way" in rows["beta"]
     assert "Finished" in rows["gamma"] and "1/1" in rows["gamma"]
     assert 'role="progressbar"' in rows["gamma"]
     assert "not yours" not in text
@@ -72,3 +72,26 @@ def test_sign_in_is_csrf_protected(owner):
         {"username": "olive", "password": "pw", "csrfmiddlewaretoken": token},
     )
     assert response.status_code == 302
+
+
+def test_the_ladders_list_counts_declared_climbers_shows_the_last_run_and_searches(
+    owner_client, owner, driver, run_tasks, django_assert_max_num_queries
+):
+    from tests.factories import CombinationFactory, CoverageGroupFactory
+
+    shared = CombinationFactory(model="dup")
+    group = CoverageGroupFactory(owner=owner, name="g", combinations=[shared, CombinationFactory()])
+    idle = make_ladder(owner, versions(1, prefix="e"), [shared], groups=[group.pk], name="epsilon")
+    ran = make_ladder(owner, versions(1, prefix="z"), climbers(1, prefix="z"), name="zeta")
+    services.start_dispatch(ladder=ran)
+    work(driver, run_tasks, PERFECT)
+    with django_assert_max_num_queries(20):
+        page = owner_client.get(reverse("console:ladders"))
+    html = page.content.decode()
+    idle_row = html.split(f'data-ladder="{idle.pk}"')[1].split("</tr>")[0]
+    ran_row = html.split(f'data-ladder="{ran.pk}"')[1].split("</tr>")[0]
+    assert ">2 <span" in idle_row and "declared" in idle_row  # the shared one climbs once
+    assert "never" in idle_row
+    assert "ended" in ran_row and "<time" in ran_row
+    found = owner_client.get(reverse("console:ladders"), {"q": "zet"})
+    assert "zeta" in text_of(found) and "epsilon" not in text_of(found)

@@ -1,4 +1,5 @@
-"""The review queue: one run at a time in ladder order; a submitted review moves to the next."""
+"""The review queue: one run at a time (here in ladder order); a submitted review moves to the
+next."""
 
 import pytest
 from django.urls import reverse
@@ -27,7 +28,8 @@ def finished(ladder, driver, run_tasks):
 
 
 def queue_url(ladder) -> str:
-    return reverse("console:queue", args=[ladder.pk])
+    """The queue in ladder order (hardest rung first is the default, see test_queue_filters)."""
+    return reverse("console:queue", args=[ladder.pk]) + "?order=ladder"
 
 
 def test_the_queue_shows_one_run_at_a_time_in_ladder_order(owner_client, finished):

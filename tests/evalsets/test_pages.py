@@ -112,3 +112,32 @@ def test_a_proposal_closed_with_no_baseline_says_so(owner):
 
 def test_the_outsider_gets_404_on_another_owners_proposal_page(outsider, measured):
     assert signed_in(outsider).get(f"/proposals/{measured.pk}/").status_code == 404
+
+
+def test_the_evalsets_list_shows_pins_and_the_latest_summary(owner, measured):
+    page = signed_in(owner).get("/evalsets/").content.decode()
+    evalset = measured.evalset
+    assert f'data-evalset="{evalset.hash}"' in page
+    assert f"/evalsets/{evalset.hash}/" in page
+    assert "passed 100" in page  # the latest journaled run's summary
+
+
+def test_an_evalset_page_charts_its_runs_and_lists_its_proposals(owner, measured):
+    client = signed_in(owner)
+    evalset = measured.evalset
+    page = client.get(f"/evalsets/{evalset.hash}/").content.decode()
+    assert 'id="runs-chart"' in page
+    assert page.count("<circle ") == 5  # five journaled runs
+    assert "Trim the planner prompt applied" in page  # the apply, marked on the chart
+    assert f"/proposals/{measured.pk}/" in page and "regressed" in page
+    assert f"/evalsets/{evalset.hash}/" in client.get(f"/proposals/{measured.pk}/").content.decode()
+
+
+def test_an_evalset_page_shows_only_the_callers_proposals(outsider, measured):
+    page = signed_in(outsider).get(f"/evalsets/{measured.evalset.hash}/").content.decode()
+    assert 'id="runs-chart"' in page  # evalsets are shared like the catalog
+    assert "Trim the planner prompt" not in page
+
+
+def test_an_unknown_evalset_is_a_404(owner, db):
+    assert signed_in(owner).get("/evalsets/ffff/").status_code == 404

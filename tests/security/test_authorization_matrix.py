@@ -112,14 +112,23 @@ MATRIX = {
     "ladders/<int:pk>/stop":                         {"on": "ladder", "POST": "L+434"},
     "ladders/<int:pk>/stop/cancel-running":          {"on": "ladder", "GET": "L+434", "POST": "L+434"},
     "ladders/<int:pk>/retry":                        {"on": "ladder", "POST": "L+434"},
+    "ladders/<int:pk>/retry-all":                    {"on": "ladder", "POST": "L+434"},
     "ladders/<int:pk>/queue/":                       {"on": "ladder", "GET": "L+4+4", "POST": "L+4+4"},
     "ladders/<int:pk>/delete/":                      {"on": "ladder", "GET": "L+434", "POST": "L+434"},
     "ladders/<int:pk>/history/":                     {"on": "ladder", "GET": "L+4+4"},
     "ladders/<int:pk>/compare/":                     {"on": "ladder", "GET": "L+4+4"},
     "ladders/<int:pk>/standing":                     {"on": "ladder", "GET": "L+4+4"},
     "runs/<int:pk>/":                                {"on": "run", "GET": "L+4++"},
+    "runs/<int:pk>/review":                          {"on": "run", "POST": "L+4+3"},
+    "combinations/":                                 {"GET": "L++++", "POST": "L++33"},
+    "groups/":                                       {"GET": "L++33", "POST": "L++33"},
+    "groups/<int:pk>/":                              {"on": "group", "GET": "L+433", "POST": "L+433"},
+    "account/acceptance-rule/":                      {"GET": "L++++", "POST": "L++++"},
+    "ladders/<int:pk>/slots/<int:index>/<str:rung>/": {"on": "ladder", "GET": "L+4+4"},
     "proposals/":                                    {"GET": "L++++"},
     "proposals/<int:pk>/":                           {"on": "proposal", "GET": "L+444"},
+    "evalsets/":                                     {"GET": "L++++"},
+    "evalsets/<str:hash>/":                          {"on": "evalset", "GET": "L++++"},
     "settings/webhooks/":                            {"GET": "L++++", "POST": "L++33"},
     "settings/webhooks/<int:pk>/":                   {"on": "webhook", "GET": "L+444", "POST": "L+444"},
     "settings/webhooks/<int:pk>/log":                {"on": "webhook", "GET": "L+444"},
@@ -184,13 +193,16 @@ def ids_of(world, on: str | None) -> dict:
         "proposal": world.proposal.pk,
         "webhook": world.extra["webhook"].pk,
     }[on]
-    return {
+    ids = {
         "pk": value,
         "job_id": value,
         "slug": value,
         "hash": value,
         "delivery_id": world.extra["delivery"].pk,
     }
+    if on == "ladder":
+        ids.update(index=0, rung=world.ladder.rungs.order_by("position")[0].rung_id)
+    return ids
 
 
 def body_of(world, route: str, method: str):

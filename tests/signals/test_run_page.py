@@ -24,7 +24,7 @@ def test_the_run_page_shows_signals_and_the_outcome_with_its_reason(owner, owner
     response = browser(owner).get(f"/runs/{run.pk}/")
     assert response.status_code == 200
     page = response.content.decode()
-    assert "<main>" in page
+    assert '<main id="main"' in page  # the console's layout
     assert 'id="signals"' in page and "<code>t1</code>" in page and "bench_score" in page
     assert 'data-result="failure"' in page
     assert "latest tests verdict is fail" in page

@@ -17,10 +17,12 @@ from django.views.decorators.http import require_http_methods, require_POST, req
 from ladders import services, shared_progress
 from ladders.access import controls
 from ladders.models import Dispatch, DispatchStatus
+from ladders.statuses import FAILING
 from loopweb.console import grid, presenters, queries
 from loopweb.console.access import controlled_ladder, signed_in, viewable_ladder
-from loopweb.console.presenters import plural
+from loopweb.console.presenters import human_list, plural
 from loopweb.console.views.messages import report_invalid
+from loopweb.console.views.runs import open_slot
 from loopweb.runs.errors import Conflict
 
 
@@ -49,9 +51,20 @@ def board_context(request, ladder, board=None) -> dict:
             config["accountLimit"] = queries.account_limit(ladder.owner_id)
         declared = queries.declared_climbers(ladder)
     control = controls(request.user, ladder)
-    b = presenters.board(progress, titles=titles, config=config)
+    failures = {}
+    if dispatch:
+        failing = [
+            (c["currentRung"], c.get("cellKey"))
+            for c in progress["climbers"]
+            if c.get("blockedReason") == FAILING
+        ]
+        failures = queries.blocking_failures(ladder.pk, dispatch["id"], failing)
+    b = presenters.board(progress, titles=titles, config=config, failures=failures)
+    if dispatch:
+        completed = len(frozenset().union(*(part.completed for part in board.parts)))
+        b["reviews"] = presenters.review_coverage(completed, dispatch["runsUnreviewed"])
     # What the page shows besides the board's progress: its version names both.
-    extra = presenters.version_of(control, config, declared)
+    extra = presenters.version_of(control, config, declared, sorted(failures.items()))
     return {
         "ladder": ladder,
         "board": board,
@@ -79,8 +92,11 @@ def same_board(held: str, current: str) -> bool:
 @signed_in
 @require_safe
 def board(request, pk: int):
+    """The board; ``?slot=<climber index>/<rung id>`` opens that slot's side panel."""
     ladder = viewable_ladder(request.user, pk)
-    return render(request, "console/board.html", with_rows(board_context(request, ladder)))
+    context = with_rows(board_context(request, ladder))
+    context["slot"] = open_slot(ladder, request.GET.get("slot", ""))
+    return render(request, "console/board.html", context)
 
 
 @signed_in
@@ -177,5 +193,24 @@ def retry(request, pk: int):
     except ValidationError as exc:
         report_invalid(request, exc, "Retry refused.")
     else:
-        messages.success(request, f"Retried {key}: its rung is launched again.")
+        label = queries.climber_label(ladder.dispatch, key)
+        messages.success(request, f"Retried {label}: its rung is launched again.")
+    return redirect("console:board", pk=ladder.pk)
+
+
+@signed_in
+@require_POST
+def retry_all(request, pk: int):
+    ladder = controlled_ladder(request.user, pk)
+    try:
+        keys = services.retry_blocked(ladder=ladder, by=request.user)
+    except Conflict as exc:
+        messages.error(request, exc.detail)
+    else:
+        labels = queries.climber_labels(ladder.dispatch, keys)
+        messages.success(
+            request,
+            f"Retried {plural(len(keys), 'blocked climber')}: {human_list(labels)}. "
+            "Their rungs are launched again.",
+        )
     return redirect("console:board", pk=ladder.pk)

@@ -15,7 +15,7 @@ from loopweb.runs.api.filters import JobFilter, RunFilter
 from loopweb.runs.api.permissions import CanPush, CanReview, CatalogWrite, IsDriver, IsOwner
 from loopweb.runs.catalog import ingest_version
 from loopweb.runs.cells import CasePin
-from loopweb.runs.inputs import ReviewSerializer
+from loopweb.runs.inputs import CombinationSerializer, GroupSerializer, ReviewSerializer
 from loopweb.runs.models import (
     ApiToken,
     Case,
@@ -111,7 +111,7 @@ class CombinationViewSet(
     viewsets.GenericViewSet,
 ):
     queryset = Combination.objects.all()
-    serializer_class = s.CombinationSerializer
+    serializer_class = CombinationSerializer
     permission_classes = [CatalogWrite]
 
     def get_serializer_context(self):
@@ -120,7 +120,7 @@ class CombinationViewSet(
 
 
 class GroupViewSet(viewsets.ModelViewSet):
-    serializer_class = s.GroupSerializer
+    serializer_class = GroupSerializer
     permission_classes = [IsOwner]
     http_method_names = ["get", "post", "put", "delete", "head", "options"]
 

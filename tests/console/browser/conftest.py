@@ -22,7 +22,7 @@ ARGS = [
     "--disable-component-update",
     "--no-first-run",
 ]
-SCREENSHOTS = Path(__file__).resolve().parents[3] / "test-artifacts" / "screenshots"
+SCREENSHOTS = Path(__file__).resolve().parents[3] / "var" / "screenshots"
 
 #: Milliseconds Playwright waits before each action (``LOOPWEB_BROWSER_SLOW_MO``): run the
 #: journeys slowed down to see that none depends on the machine's speed.
@@ -82,7 +82,7 @@ def open_page(chromium, live_server):
 
 @pytest.fixture
 def shot():
-    """Save a full-page screenshot under test-artifacts/screenshots/."""
+    """Save a full-page screenshot under var/screenshots/."""
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
 
     def save(page, name: str) -> Path:

@@ -60,8 +60,9 @@ def test_an_owner_creates_a_ladder_runs_it_and_the_board_follows_the_driver(
 
     page.get_by_role("button", name="Run", exact=True).click()
     expect(status).to_have_text("Running")
+    expect(page.locator(".messages")).to_contain_text("Run started")
     expect(page.get_by_role("button", name="Run", exact=True)).to_be_disabled()
-    expect(page.locator("#runs-in-flight")).to_have_text("2 in flight")
+    expect(page.locator("#runs-under_way")).to_have_text("2 under way")
     page.evaluate("window.sameDocument = true")
 
     # The scripted driver completes rung 1 for both climbers; the board follows by itself.
@@ -69,7 +70,7 @@ def test_an_owner_creates_a_ladder_runs_it_and_the_board_follows_the_driver(
     expect(page.locator("#slot-0-0")).to_have_attribute("data-status", "passed")
     expect(page.locator("#slot-1-0")).to_have_attribute("data-status", "passed")
     expect(page.locator("#runs-done")).to_have_text("2 of 4 runs done")
-    expect(page.locator("#runs-in-flight")).to_have_text("2 in flight")  # rung 2, launched
+    expect(page.locator("#runs-under_way")).to_have_text("2 under way")  # rung 2, launched
     expect(page.locator("#slot-0-1")).to_have_attribute("data-status", "running")
     page.locator("#slot-0-1").hover()
     expect(page.locator("#slot-0-1-tip")).to_be_visible()
@@ -78,6 +79,7 @@ def test_an_owner_creates_a_ladder_runs_it_and_the_board_follows_the_driver(
 
     work(driver, run_queued_tasks, PERFECT)
     expect(status).to_have_text("Finished")
+    expect(page.locator(".messages")).to_have_count(0)  # "Run started" described a running board
     expect(page.locator("#runs-done")).to_have_text("4 of 4 runs done")
     expect(page.locator("#board-poll")).not_to_have_attribute("hx-trigger", re.compile(".*"))
     expect(page.get_by_role("button", name="Run", exact=True)).to_be_enabled()
@@ -113,11 +115,11 @@ def test_a_blocked_climber_raises_needs_attention_and_retry_relaunches_it(
     expect(attention).to_contain_text("Needs attention")
     expect(attention).to_contain_text("Blocked at rung 1: failing")
     expect(attention).to_contain_text("Fix: fix the cause, then Retry.")
-    expect(attention).to_contain_text("2 attempts.")
+    expect(attention).to_contain_text("Attempt 2 of 2 ended infrastructure")
     shot(page, "04-needs-attention")
 
     attention.get_by_role("button", name=re.compile("^Retry")).click()
-    expect(page.locator(".messages")).to_contain_text("Retried aider|fl2|acme")
+    expect(page.locator(".messages")).to_contain_text("Retried fl2 via aider (acme)")
     expect(page.locator("#attention")).to_have_count(0)
     expect(page.locator("#ladder-status")).to_have_text("Running")
     expect(page.locator('tr[data-climber="aider|fl2|acme"] .climber-status')).to_have_text(
@@ -132,10 +134,12 @@ def test_stop_and_cancel_running_asks_first_and_reports_the_count(open_page, sho
     page = open_page(owner)
     page.goto(board_of(ladder))
     page.get_by_role("button", name="Run", exact=True).click()
-    expect(page.locator("#runs-in-flight")).to_have_text("3 in flight")
+    expect(page.locator("#runs-under_way")).to_have_text("3 under way")
     for job in run_services.claim_jobs(driver=driver, limit=2):
         run_services.report_status(job_id=job.pk, driver=driver, status="running")
-    expect(page.locator("#stop-help")).to_contain_text("lets the 2 jobs under way finish")
+    expect(page.locator("#stop-help")).to_contain_text(
+        "lets the 2 started jobs (dispatched, starting or running) finish"
+    )
 
     page.get_by_role("link", name="Stop and cancel running…").click()
     expect(page.get_by_role("heading", name="Stop and cancel running?")).to_be_visible()

@@ -61,7 +61,7 @@ def test_a_reviewer_signs_in_reviews_a_run_and_the_queue_count_drops(
     left = page.locator("#runs-left")
     expect(left).to_have_text("4 runs left to review")
     card = page.locator(".run-card")
-    expect(card).to_contain_text("Rung 1")
+    expect(card).to_contain_text("Rung 2 · hop-2@1")  # the hardest rung first
     expect(card).to_contain_text("rv1 via aider (acme)")
     expect(card).to_contain_text("4 of 5 passed")
     expect(card.get_by_role("link", name=re.compile("gameplay.mp4"))).to_have_attribute(
@@ -108,7 +108,7 @@ def test_every_page_works_by_keyboard_with_a_label_on_every_control(
 
     # Tab from the top of the board to Run, and press it.
     page.goto(f"/ladders/{ladder.pk}/")
-    for _ in range(12):
+    for _ in range(20):  # the header's links, then the page's actions, then Run
         page.keyboard.press("Tab")
         if page.evaluate("document.activeElement.id") == "run-button":
             break
@@ -117,13 +117,13 @@ def test_every_page_works_by_keyboard_with_a_label_on_every_control(
     expect(page.locator("#ladder-status")).to_have_text("Running")
     work(driver, run_queued_tasks, PERFECT, rounds=1)
     expect(page.locator("#runs-done")).to_have_text("2 of 4 runs done")
-    expect(page.locator("#runs-in-flight")).to_have_text("2 in flight")  # rung 2, launched
+    expect(page.locator("#runs-under_way")).to_have_text("2 under way")  # rung 2, launched
 
     # A slot's tally shows on focus, and keeps its focus while the board refreshes itself.
     page.locator("#slot-0-1").focus()
     tip = page.locator("#slot-0-1-tip")
     expect(tip).to_be_visible()
-    expect(tip).to_contain_text("In flight1")
+    expect(tip).to_contain_text("Under way1")
     assert page.evaluate(UNLABELLED) == []
     shot(page, "11-board-keyboard-focus")
     work(driver, run_queued_tasks, PERFECT)
