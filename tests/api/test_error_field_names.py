@@ -3,7 +3,7 @@
 
 from rest_framework.exceptions import ErrorDetail
 
-from loopweb.runs.api.errors import leaves, unknown
+from loopweb.runs.errors import leaves, unknown
 from tests.ladders.builders import config
 
 
