@@ -26,7 +26,7 @@ from loopweb.console.presenters import (
 )
 from loopweb.console.review import run_summary
 from loopweb.runs.models import Job, Review, Run
-from signals_app import rules
+from signals_app.acceptance import parse_rule
 from signals_app.models import Signal
 from signals_app.selectors import read_run
 from signals_app.services import current_rule_of
@@ -51,7 +51,7 @@ def _acceptance(run: Run, signals: list[Signal], rules_by_owner: dict) -> tuple[
     one (read once per owner)."""
     if run.acceptance_rule is not None:
         try:
-            rule, source = rules.parse_rule(run.acceptance_rule, check_recommended=False), "run"
+            rule, source = parse_rule(run.acceptance_rule, check_recommended=False), "run"
         except ValidationError:
             return None, f"run {run.pk} stores an acceptance rule that cannot be read"
     else:

@@ -1,6 +1,6 @@
 """What an owner manages without the admin: combinations, coverage groups and the acceptance rule.
 
-Every form is checked by what the API checks (its serializers, ``signals_app.rules``), so the
+Every form is checked by what the API checks (its serializers, ``signals_app.acceptance``), so the
 console and the API accept and refuse the same input with the same messages.
 """
 
