@@ -287,14 +287,13 @@ def push_throughput(
     )
 
 
-def claim_throughput(*, claimers: int, jobs: int, rounds: int = 3, tag="claim") -> Row:
-    """``jobs`` claimed by ``claimers`` threads, in ``rounds`` rounds that take the floor and the
-    product in turn (after a warm-up round of each), so a change in the machine's load weighs on
-    both alike."""
-    driver = user(f"bench-claimer-{tag}", Role.DRIVER)
+def _claim_rounds(tag: str, claim, bare, *, claimers: int, per_round: int, rounds: int):
+    """Claims by ``claim`` against the floor ``bare``, ``claimers`` threads at a time: a warm-up
+    round of each, then ``rounds`` rounds taking the floor and the product in turn, each on
+    ``per_round`` freshly launched jobs, so a change in the machine's load weighs on both alike.
+    Returns the claim rate, the floor's rate, the double claims and the ids claimed."""
     owner = user(f"bench-launcher-{tag}", Role.OWNER)
     combination = Combination.objects.filter(model__startswith="b").first()
-    per_round = jobs // rounds
 
     def enqueue(n: int):
         Job.objects.filter(status__in=["queued", "pending"]).update(status="canceled")
@@ -302,14 +301,6 @@ def claim_throughput(*, claimers: int, jobs: int, rounds: int = 3, tag="claim") 
             run_services.launch_by_hand(
                 owner=owner, pin=CasePin("claim-case", "1", "default"), combination=combination
             )
-
-    def claim(i, out):
-        while claimed := run_services.claim_jobs(driver=driver, limit=1):
-            out.extend(j.pk for j in claimed)
-
-    def bare(i, out):
-        while (job_id := floors.claim_floor()) is not None:
-            out.append(job_id)
 
     def timed_round(work, n: int) -> tuple[float, list[int]]:
         enqueue(n)
@@ -330,6 +321,27 @@ def claim_throughput(*, claimers: int, jobs: int, rounds: int = 3, tag="claim") 
         ids += claimed
     doubles = sum(n - 1 for n in Counter(ids).values() if n > 1)
     rate, floor_rate = len(ids) / claim_time, len(floor_ids) / floor_time
+    return rate, floor_rate, doubles, ids
+
+
+def claim_throughput(*, claimers: int, jobs: int, rounds: int = 3, tag="claim") -> Row:
+    """``jobs`` claimed by ``claimers`` threads, in ``rounds`` rounds that take the floor and the
+    product in turn (after a warm-up round of each), so a change in the machine's load weighs on
+    both alike."""
+    driver = user(f"bench-claimer-{tag}", Role.DRIVER)
+    per_round = jobs // rounds
+
+    def claim(i, out):
+        while claimed := run_services.claim_jobs(driver=driver, limit=1):
+            out.extend(j.pk for j in claimed)
+
+    def bare(i, out):
+        while (job_id := floors.claim_floor()) is not None:
+            out.append(job_id)
+
+    rate, floor_rate, doubles, ids = _claim_rounds(
+        tag, claim, bare, claimers=claimers, per_round=per_round, rounds=rounds
+    )
     jobs = per_round * rounds
     return Row(
         "claim",
@@ -348,16 +360,7 @@ def claim_over_http(server, *, claimers: int, jobs: int, rounds: int = 3, tag="c
     rounds take the floor and the product in turn, after a warm-up of each."""
     driver = user(f"bench-claimer-{tag}", Role.DRIVER)
     _, token = ApiToken.objects.issue(driver)
-    owner = user(f"bench-launcher-{tag}", Role.OWNER)
-    combination = Combination.objects.filter(model__startswith="b").first()
     per_round = jobs // rounds
-
-    def enqueue(n: int):
-        Job.objects.filter(status__in=["queued", "pending"]).update(status="canceled")
-        for _ in range(n):
-            run_services.launch_by_hand(
-                owner=owner, pin=CasePin("claim-case", "1", "default"), combination=combination
-            )
 
     def claim(i, out):
         while True:
@@ -377,25 +380,9 @@ def claim_over_http(server, *, claimers: int, jobs: int, rounds: int = 3, tag="c
                 return
             out.append(job_id)
 
-    def timed_round(work, n: int) -> tuple[float, list[int]]:
-        enqueue(n)
-        seconds, results = concurrently(claimers, work)
-        return seconds, [x for r in results for x in r]
-
-    timed_round(bare, claimers)  # warm-up
-    timed_round(claim, claimers)
-    floor_time = claim_time = 0.0
-    floor_ids: list[int] = []
-    ids: list[int] = []
-    for _ in range(rounds):
-        seconds, claimed = timed_round(bare, per_round)
-        floor_time += seconds
-        floor_ids += claimed
-        seconds, claimed = timed_round(claim, per_round)
-        claim_time += seconds
-        ids += claimed
-    doubles = sum(n - 1 for n in Counter(ids).values() if n > 1)
-    rate, floor_rate = len(ids) / claim_time, len(floor_ids) / floor_time
+    rate, floor_rate, doubles, ids = _claim_rounds(
+        tag, claim, bare, claimers=claimers, per_round=per_round, rounds=rounds
+    )
     total = per_round * rounds
     return Row(
         "claim",
