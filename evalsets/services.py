@@ -190,16 +190,27 @@ def _runs_before(proposal: Proposal) -> list[EvalsetRun]:
     )
 
 
-def _baseline(policy: Policy, before: list[EvalsetRun]) -> tuple[EvalsetRun | None, float | None]:
-    """The baseline run by kind, and the best value of any run before the apply."""
+def _baseline(policy: Policy, before: list[EvalsetRun]) -> tuple[EvalsetRun, float] | None:
+    """The baseline run by kind, and the best value of any run before the apply (advisory).
+
+    None when the baseline run's value does not read — the newest run before the apply lacks
+    the field, or no run before the apply has it: the baseline side is not measurable. So a
+    best value exists whenever a baseline does (the baseline run is one of the runs before).
+    """
     readable = [(run, run.value(policy.field)) for run in before]
     readable = [(run, value) for run, value in readable if value is not None]
+    if not readable:
+        return None
     best_before = verdict.best((value for _, value in readable), policy.higher_is_better)
+    assert best_before is not None  # readable is not empty
     if policy.baseline == HIGH_WATER:
         # Newest first, so of equally good runs the newest is the baseline.
-        run = next((run for run, value in readable if value == best_before), None)
+        run = next(run for run, value in readable if value == best_before)
     else:
-        run = before[0] if before else None
+        # The newest run is the baseline even when its value does not read; then there is none.
+        run = before[0]
+        if run.value(policy.field) is None:
+            return None
     return run, best_before
 
 
@@ -258,9 +269,10 @@ def verify_proposal(*, proposal_id: int, now: datetime | None = None) -> list[Ou
         current = since.order_by("-journaled_at", "-id").first()
         if current is None:
             return []  # due, but nothing measured since the apply: it stays due
-        baseline_run, best_before = _baseline(policy, _runs_before(proposal))
-        if baseline_run is None:
-            return []
+        baseline = _baseline(policy, _runs_before(proposal))
+        if baseline is None:
+            return []  # no baseline value: not measurable, nothing is written, it stays due
+        baseline_run, best_before = baseline
         judgement = verdict.judge(
             field=policy.field,
             higher_is_better=policy.higher_is_better,
@@ -287,7 +299,7 @@ def _record(
     checkpoint: verdict.Checkpoint,
     judgement: verdict.Judgement,
     baseline_run: EvalsetRun,
-    best_before: float | None,
+    best_before: float,
     current: EvalsetRun,
     now: datetime,
 ) -> OutcomeResult | None:
@@ -303,9 +315,7 @@ def _record(
                 verdict=judgement.verdict,
                 baseline_kind=policy.baseline,
                 baseline_run=baseline_run,
-                # Not null: no run before the apply with a readable value fails here, and is
-                # then taken for a result recorded already.
-                best_before=best_before,  # type: ignore[misc]
+                best_before=best_before,
                 tolerance=judgement.tolerance,
                 current_run=current,
                 cost_read=cost.status if cost else "",

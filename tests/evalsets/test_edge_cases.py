@@ -3,7 +3,7 @@
 import pytest
 
 from evalsets.models import AdvisoryFlag, EvalsetRun, OutcomeResult, RevertDraft
-from evalsets.selectors import skip_reason, visible_proposals
+from evalsets.selectors import skip_reason, timeline, visible_proposals
 from tests.evalsets.helpers import (
     apply,
     journal,
@@ -312,6 +312,58 @@ def test_high_water_on_a_lower_is_better_field_takes_the_minimum(owner):
     assert (newest.baseline, newest.verdict, newest.best_before) == (4, "held", 2)
     assert (high_water.baseline, high_water.verdict, high_water.best_before) == (2, "regressed", 2)
     assert high_water.baseline_run == low
+
+
+def test_a_newest_run_before_the_apply_without_the_field_is_not_measurable(owner):
+    """``newest_before_apply``: the newest run before the apply lacks the field and an older
+    one has it. The baseline is that newest run and its value does not read, so nothing is
+    written and the checkpoint stays due; the older run's value never stands in for it."""
+    evalset = make_evalset()
+    journal(evalset, t(0), passed=10, accuracy=0.9)
+    journal(evalset, t(1), passed=10)  # no accuracy
+    proposal = propose(owner, evalset, created_at=t(100), field="accuracy", checkpoints=AT_NEXT_RUN)
+    apply(proposal, t(110))
+    journal(evalset, t(120), passed=10, accuracy=0.5)
+    assert verify(proposal) == []
+    assert not OutcomeResult.objects.exists()
+    assert not RevertDraft.objects.exists()
+    assert [step.state for step in timeline(proposal)] == ["due"]
+    proposal.refresh_from_db()
+    assert (proposal.verify_complete, proposal.gate_outcome) == (False, "")
+
+
+@pytest.mark.parametrize("kind", ["newest_before_apply", "high_water"])
+def test_no_run_before_the_apply_with_a_readable_value_writes_nothing(owner, kind):
+    """A baseline run exists (so the proposal carries a metric) but no run before the apply
+    reads the field: there is no baseline value and no best before, and nothing is made up."""
+    evalset = make_evalset()
+    journal(evalset, t(0), passed=10)
+    journal(evalset, t(1), passed=12)
+    proposal = propose(
+        owner, evalset, created_at=t(100), field="accuracy", baseline=kind, checkpoints=AT_NEXT_RUN
+    )
+    apply(proposal, t(110))
+    journal(evalset, t(120), passed=10, accuracy=0.5)
+    assert verify(proposal) == []
+    assert not OutcomeResult.objects.exists()
+    assert [step.state for step in timeline(proposal)] == ["due"]
+
+
+@pytest.mark.parametrize("kind", ["newest_before_apply", "high_water"])
+def test_best_before_and_high_water_pass_over_runs_whose_value_does_not_read(owner, kind):
+    evalset = make_evalset()
+    peak = journal(evalset, t(0), passed=10, accuracy=0.95)
+    journal(evalset, t(1), passed=10)  # no accuracy
+    newest = journal(evalset, t(2), passed=10, accuracy=0.8)
+    proposal = propose(
+        owner, evalset, created_at=t(100), field="accuracy", baseline=kind, checkpoints=AT_NEXT_RUN
+    )
+    apply(proposal, t(110))
+    journal(evalset, t(120), passed=10, accuracy=0.9)
+    (result,) = verify(proposal)
+    assert result.best_before == 0.95
+    expected = (newest, 0.8, "held") if kind == "newest_before_apply" else (peak, 0.95, "regressed")
+    assert (result.baseline_run, result.baseline, result.verdict) == expected
 
 
 def test_the_fall_from_peak(owner):
