@@ -10,7 +10,7 @@ from typing import Any
 
 from django.contrib.auth.models import User
 from django.core.exceptions import ValidationError
-from django.db import IntegrityError, transaction
+from django.db import transaction
 from django.utils import timezone
 
 from evalsets import selectors, verdict
@@ -283,11 +283,11 @@ def verify_proposal(*, proposal_id: int, now: datetime | None = None) -> list[Ou
         )
         if judgement is None:
             return []  # not measurable: nothing is written, and it stays due
-        written = (
+        # Under the proposal's lock, ``due`` holds only checkpoints with no result yet.
+        results = [
             _record(proposal, policy, c, judgement, baseline_run, best_before, current, now)
             for c in due
-        )
-        results = [result for result in written if result is not None]
+        ]
         if len(due) == len(waiting):
             _close(proposal, GateOutcome.MEASURED, now)
     return results
@@ -302,30 +302,31 @@ def _record(
     best_before: float,
     current: EvalsetRun,
     now: datetime,
-) -> OutcomeResult | None:
+) -> OutcomeResult:
+    """Write one checkpoint's result, and the revert draft or advisory flag it opens.
+
+    No IntegrityError is caught: the caller holds the proposal's lock and found the checkpoint
+    unrecorded, so the unique constraint on (proposal, checkpoint) is a backstop that fails
+    loudly, and any other integrity error is a fault — never "recorded already".
+    """
     cost = judgement.cost
-    try:
-        with transaction.atomic():
-            result = OutcomeResult.objects.create(
-                proposal=proposal,
-                checkpoint=checkpoint.as_json(),
-                metric=policy.metric,
-                baseline=judgement.baseline,
-                current=judgement.current,
-                verdict=judgement.verdict,
-                baseline_kind=policy.baseline,
-                baseline_run=baseline_run,
-                best_before=best_before,
-                tolerance=judgement.tolerance,
-                current_run=current,
-                cost_read=cost.status if cost else "",
-                cost_baseline=cost.baseline if cost else None,
-                cost_current=cost.current if cost else None,
-                measured_at=now,
-            )
-    except IntegrityError:
-        # Recorded already: the unique constraint is the last word on "at most once".
-        return None
+    result = OutcomeResult.objects.create(
+        proposal=proposal,
+        checkpoint=checkpoint.as_json(),
+        metric=policy.metric,
+        baseline=judgement.baseline,
+        current=judgement.current,
+        verdict=judgement.verdict,
+        baseline_kind=policy.baseline,
+        baseline_run=baseline_run,
+        best_before=best_before,
+        tolerance=judgement.tolerance,
+        current_run=current,
+        cost_read=cost.status if cost else "",
+        cost_baseline=cost.baseline if cost else None,
+        cost_current=cost.current if cost else None,
+        measured_at=now,
+    )
     reason = (
         f"{policy.metric} at {checkpoint}: {judgement.current:g} against a baseline of "
         f"{judgement.baseline:g} (tolerance {judgement.tolerance:g})"

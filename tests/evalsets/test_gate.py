@@ -5,7 +5,7 @@ import datetime as dt
 import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
-from django.db import IntegrityError, transaction
+from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
 from django_tasks_db.models import DBTaskResult, get_date_max
 
@@ -313,6 +313,21 @@ def test_the_database_records_a_checkpoint_at_most_once(owner):
     result.pk = None
     with pytest.raises(IntegrityError), transaction.atomic():
         result.save()
+
+
+@pytest.mark.postgres  # adds a constraint inside the test's transaction
+def test_an_integrity_error_is_raised_never_read_as_a_checkpoint_recorded_already(owner):
+    evalset, proposal = baseline_and_proposal(owner, checkpoints=[{"after_runs": 1}])
+    apply(proposal, t(110))
+    journal(evalset, t(120), passed=10)
+    # Some constraint other than "one result per checkpoint" refuses the result.
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "ALTER TABLE evalsets_outcomeresult ADD CONSTRAINT refuse_every_result CHECK (false)"
+        )
+    with pytest.raises(IntegrityError, match="refuse_every_result"):
+        verify(proposal)
+    assert not OutcomeResult.objects.exists()
 
 
 def test_journal_run_is_the_service_the_ladders_app_calls(owner):
