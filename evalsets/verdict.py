@@ -52,8 +52,8 @@ def value(summary: Summary, field: str) -> float | int | None:
         passed, failed = number(summary.get("passed")), number(summary.get("failed"))
         if passed is None or failed is None:
             return None
-        total = passed + failed
-        if field == "total":
+        total = _finite(passed + failed)  # two huge counts overflow to infinity
+        if field == "total" or total is None:
             return total
         return _finite(failed / total) if total else None
     if field == "tokens":
@@ -61,7 +61,7 @@ def value(summary: Summary, field: str) -> float | int | None:
         tokens_out = number(summary.get("output_tokens"))
         if tokens_in is None or tokens_out is None:
             return None
-        return tokens_in + tokens_out
+        return _finite(tokens_in + tokens_out)
     if field in ("usd", "cost_per_pass"):
         micros = number(summary.get("usd_micros"))
         if micros is None:

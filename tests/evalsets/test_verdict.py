@@ -4,7 +4,7 @@ import datetime as dt
 import math
 
 import pytest
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 from evalsets import verdict
@@ -89,6 +89,10 @@ def test_a_missing_field_is_not_measurable_never_zero():
         ["passed", "failed", "total", "error_rate", "tokens", "usd", "cost_per_pass", "score"]
     ),
 )
+# Two finite numbers whose sum overflows to infinity.
+@example({"input_tokens": 1e308, "output_tokens": 1e308}, "tokens")
+@example({"passed": 1e308, "failed": 1e308}, "total")
+@example({"passed": 1e308, "failed": 1e308}, "error_rate")
 def test_a_value_is_finite_or_none(summary, field):
     read = value(summary, field)
     assert read is None or (not isinstance(read, bool) and math.isfinite(read))
