@@ -29,7 +29,10 @@ def main() -> int:
     parser.add_argument("--smoke", action="store_true", help="tiny sizes, a quick check")
     parser.add_argument("--json", help="also write the rows to this file")
     parser.add_argument(
-        "--only", choices=["history"], help="run only these rows (the history's reads)"
+        "--only",
+        choices=["history", "production", "load"],
+        help="run only these rows: the history's reads; the rows through the production server; "
+        "progress under load and after one push",
     )
     args = parser.parse_args()
 
@@ -48,7 +51,10 @@ def main() -> int:
     from bench.runner import NOTES
     from bench.suite import history_rows, run_all
 
-    rows = history_rows(smoke=args.smoke) if args.only == "history" else run_all(smoke=args.smoke)
+    if args.only == "history":
+        rows = history_rows(smoke=args.smoke)
+    else:
+        rows = run_all(smoke=args.smoke, only=args.only)
     print(table(rows))
     for note in NOTES:
         print(f"\n{note}")

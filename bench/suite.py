@@ -16,7 +16,9 @@ def history_rows(*, smoke: bool = False) -> list:
     return history.history_reads(**HISTORY["smoke" if smoke else "full"])
 
 
-def run_all(*, smoke: bool = False) -> list:
+def run_all(*, smoke: bool = False, only: str | None = None) -> list:
+    """Every row; ``only`` names a part (``production``: the rows through gunicorn; ``load``:
+    progress under load and after one push), measured after the main board is built."""
     size = SMOKE if smoke else FULL
     ladder, rows = runner.launch_pass_and_progress(**size)
     pollers = {
@@ -27,23 +29,27 @@ def run_all(*, smoke: bool = False) -> list:
     pushes = {"drivers": 4 if smoke else 16, "per_driver": 3 if smoke else 40}
     claims = {"claimers": 4 if smoke else 32, "jobs": 21 if smoke else 3000}
 
-    # The old path: the threaded development server in this process.
-    server = runner.Server()
-    try:
-        rows.append(runner.progress_pollers(server, ladder, **pollers))
-        rows.append(runner.push_throughput(server, **pushes))
-    finally:
-        server.close()
-    rows.append(runner.claim_throughput(**claims))
+    if only is None:
+        # The old path: the threaded development server in this process.
+        server = runner.Server()
+        try:
+            rows.append(runner.progress_pollers(server, ladder, **pollers))
+            rows.append(runner.push_throughput(server, **pushes))
+        finally:
+            server.close()
+        rows.append(runner.claim_throughput(**claims))
 
     # The production server: gunicorn as make serve runs it, with pooled connections.
-    production = ProductionServer(web=2, threads=2 if smoke else 8)  # make serve: 2 × 8
-    try:
-        rows.append(runner.progress_pollers(production, ladder, **pollers))
-        rows.append(runner.push_throughput(production, **pushes, tag="push-prod", target=0.8))
-        rows.append(runner.claim_over_http(production, **claims))
-    finally:
-        production.close()
+    if only in (None, "production"):
+        production = ProductionServer(web=2, threads=2 if smoke else 8)  # make serve: 2 × 8
+        try:
+            rows.append(runner.progress_pollers(production, ladder, **pollers))
+            rows.append(runner.push_throughput(production, **pushes, tag="push-prod", target=0.8))
+            rows.append(runner.claim_over_http(production, **claims))
+        finally:
+            production.close()
+        if only:
+            return rows
 
     rows += load.progress_under_load(
         climbers=size["climbers"],
@@ -55,6 +61,8 @@ def run_all(*, smoke: bool = False) -> list:
         interval=0.2 if smoke else 2.0,  # the board's own polling interval
     )
     rows += load.one_push_then_read(ladder, repeat=2 if smoke else 5)
+    if only:
+        return rows
     sizes = (2, 4) if smoke else (10, 200, 1000)
     rows += runner.pass_growth(
         sizes, rungs=3 if smoke else 50, runs=size["runs"], repeat=2 if smoke else 3
