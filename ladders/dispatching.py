@@ -77,6 +77,9 @@ def start_dispatch(*, ladder: Ladder, run_pass: bool = True, by: User | None = N
         if dispatch is None:
             dispatch = Dispatch(ladder=ladder)
         else:
+            final = progress.final_of(dispatch)
+            if final is not None:
+                lifecycle.dispatch_replaced.send(Dispatch, dispatch=dispatch, final=final)
             DispatchClimber.objects.filter(dispatch=dispatch).delete()
             DispatchCell.objects.filter(dispatch=dispatch).delete()
             FinalStanding.objects.filter(dispatch=dispatch).delete()
@@ -173,7 +176,12 @@ def stop_dispatch(*, ladder: Ladder, cancel_running: bool = False, by: User | No
         cancelled = mark_canceled(jobs)
         # The standing at the moment of the Stop is the dispatch's final one.
         [loaded] = evidence.load([dispatch])
-        final = progress.freeze(dispatch, standing_of(loaded, running=False))
+        final = progress.freeze(
+            dispatch,
+            standing_of(loaded, running=False),
+            cancel_running=cancel_running,
+            cancelled=cancelled,
+        )
         lifecycle.dispatch_ended.send(
             Dispatch,
             dispatch=dispatch,

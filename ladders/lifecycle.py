@@ -17,6 +17,10 @@ dispatch_started = Signal()
 #: jobs the Stop cancelled; 0 when it finished), once the dispatch has ended.
 dispatch_ended = Signal()
 
+#: Sent with ``dispatch`` (ended) and ``final`` (its ``FinalStanding``) by Run just before a new
+#: dispatch replaces it, while its final standing can still be read.
+dispatch_replaced = Signal()
+
 #: Sent with ``dispatch`` and ``climbers`` (``[(DispatchClimber, ClimberStanding)]``) by the
 #: launch pass that first finds those climbers blocked (or blocked for another reason than when
 #: last seen). A climber blocked again after a Retry is announced again.

@@ -204,6 +204,14 @@ class FinalStanding(models.Model):
     #   "completed": [[runId, …] per slot]}, …]: the runs each slot held, and the completed ones.
     climbers = models.JSONField()
     frozen_at = models.DateTimeField()
+    #: How it ended: a Stop that cancelled running jobs too, and how many jobs the Stop cancelled
+    #: (False and 0 when it finished).
+    cancel_running = models.BooleanField(default=False)
+    cancelled = models.PositiveIntegerField(default=0)
+    #: Who pressed Run and Stop, by name, so the record written from this standing keeps them
+    #: when an account is deleted meanwhile ("" for nobody).
+    started_by_name = models.CharField(max_length=150, blank=True, default="")
+    stopped_by_name = models.CharField(max_length=150, blank=True, default="")
 
     def __str__(self) -> str:
         return f"final standing of {self.dispatch_id}"

@@ -26,6 +26,7 @@ from ladders.standing import ClimberStanding, RungSnap, Standing
 from ladders.statuses import BLOCKED, RUNNING
 from ladders.tasks import requeue_interrupted
 from loopweb.runs import changes
+from loopweb.runs.arrays import in_ids
 from loopweb.runs.cells import CombinationCell, cell_key
 from loopweb.runs.models import (
     IN_FLIGHT,
@@ -213,7 +214,7 @@ def _publish(standing: Standing) -> int:
     }
     if not ids:
         return 0
-    return Run.objects.filter(pk__in=ids, published=False).update(published=True)
+    return Run.objects.filter(pk__in=in_ids(ids), published=False).update(published=True)
 
 
 def _launch(

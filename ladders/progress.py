@@ -17,12 +17,14 @@ from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
+from django.contrib.auth import get_user_model
 from django.db.models import Q
 
 from ladders import evidence
 from ladders.models import Dispatch, DispatchStatus, FinalStanding, Ladder, Rung
 from ladders.standing import ClimberStanding, Standing, evaluate
 from ladders.statuses import BLOCKED, NEEDS_ATTENTION, NOT_RUN_YET, RUNNING, SLOT_STATUSES
+from loopweb.runs.arrays import in_ids
 from loopweb.runs.models import UNDER_WAY, CaseVersion, Outcome, Review
 
 COMPLETED = Outcome.COMPLETED.value
@@ -184,10 +186,12 @@ def live_parts(dispatch: Dispatch, *, only: set[str] | None = None) -> list[Part
 # Parts of an ended dispatch ---------------------------------------------------------------
 
 
-def freeze(dispatch: Dispatch, standing: Standing) -> FinalStanding:
-    """Write the final standing of a dispatch that is ending (in the transaction that ends it);
-    ``standing`` was evaluated as ended, so its running, blocked and pending slots read
-    skipped."""
+def freeze(
+    dispatch: Dispatch, standing: Standing, *, cancel_running: bool = False, cancelled: int = 0
+) -> FinalStanding:
+    """Write the final standing of a dispatch that is ending (in the transaction that ends it,
+    under the dispatch lock, so once: Run deletes it before a new dispatch may end); ``standing``
+    was evaluated as ended, so its running, blocked and pending slots read skipped."""
     climbers = [
         {
             "body": climber_json(c),
@@ -196,15 +200,26 @@ def freeze(dispatch: Dispatch, standing: Standing) -> FinalStanding:
         }
         for c in standing.climbers
     ]
-    final, _ = FinalStanding.objects.update_or_create(
+    names = user_names(dispatch.started_by_id, dispatch.stopped_by_id)
+    return FinalStanding.objects.create(
         dispatch=dispatch,
-        defaults={
-            "slot_counts": standing.slot_counts(),
-            "climbers": climbers,
-            "frozen_at": dispatch.ended_at,
-        },
+        started_by_name=names.get(dispatch.started_by_id, ""),
+        stopped_by_name=names.get(dispatch.stopped_by_id, ""),
+        slot_counts=standing.slot_counts(),
+        climbers=climbers,
+        frozen_at=dispatch.ended_at,
+        cancel_running=cancel_running,
+        cancelled=cancelled,
     )
-    return final
+
+
+def user_names(*user_ids) -> dict[int, str]:
+    """Usernames by id, of the users that still exist."""
+    ids = {i for i in user_ids if i is not None}
+    if not ids:
+        return {}
+    model = get_user_model()
+    return dict(model.objects.filter(pk__in=ids).values_list("pk", model.USERNAME_FIELD))
 
 
 def frozen_parts(
@@ -259,12 +274,14 @@ def final_of(dispatch: Dispatch) -> FinalStanding | None:
 
 def reviewed(ladder: Ladder, run_ids: Iterable[int]) -> set[int]:
     """Which of these runs the ladder's owner or one of its reviewers reviewed."""
-    ids = list(run_ids)
+    ids = set(run_ids)
     if not ids:
         return set()
     readers = Q(reviewer=ladder.owner_id) | Q(reviewer__in=ladder.reviewers.values("pk"))
     return set(
-        Review.objects.filter(readers, run_id__in=ids).values_list("run_id", flat=True).distinct()
+        Review.objects.filter(readers, run_id__in=in_ids(ids))
+        .values_list("run_id", flat=True)
+        .distinct()
     )
 
 

@@ -57,6 +57,7 @@ LIFECYCLE: dict[str, list[str]] = {
         "loopweb.webhooks.receivers.dispatch_ended",
         "loopweb.history.receivers.on_dispatch_ended",
     ],
+    "dispatch_replaced": ["loopweb.history.receivers.on_dispatch_replaced"],
     "climbers_blocked": ["loopweb.webhooks.receivers.climbers_blocked"],
     "climber_retried": ["loopweb.history.receivers.on_climber_retried"],
     "ladder_configured": ["loopweb.history.receivers.on_ladder_configured"],

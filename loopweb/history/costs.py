@@ -4,13 +4,11 @@ A run that reports none of the four numbers counts in ``notReported``, never as 
 for ``run_metrics``, one query.
 """
 
-import json
 from collections.abc import Iterable, Mapping
 
-from django.db import connection
 from django.db.models import Q
-from django.db.models.expressions import RawSQL
 
+from loopweb.runs.arrays import in_ids
 from loopweb.runs.models import Job, Run
 from loopweb.runs.numbers import json_integer
 
@@ -71,17 +69,9 @@ def run_metrics(origin_prefix: str, read: Iterable[int]) -> list[tuple[int, str,
     """(run id, cell key, ``record.metrics``) of every run a dispatch launched (every attempt,
     retried or not, whatever its outcome) and of every run its slots read, each once."""
     runs = Q(job__in=Job.objects.filter(origin__startswith=origin_prefix).values("pk"))
-    ids = sorted(set(read))
+    ids = set(read)
     if ids:
-        runs |= Q(pk__in=_id_list(ids))
+        runs |= Q(pk__in=in_ids(ids))
     return list(
         Run.objects.filter(runs).order_by().values_list("pk", "cell_key", "record__metrics")
     )
-
-
-def _id_list(ids: list[int]) -> RawSQL:
-    """Thousands of ids as one parameter: an array on PostgreSQL, JSON on SQLite (whose
-    statements take at most 32,766 parameters)."""
-    if connection.vendor == "postgresql":
-        return RawSQL("SELECT unnest(%s::bigint[])", (ids,))
-    return RawSQL("SELECT value FROM json_each(%s)", (json.dumps(ids),))

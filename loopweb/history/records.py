@@ -10,7 +10,8 @@ import hashlib
 import json
 from collections.abc import Sequence
 
-from django.contrib.auth import get_user_model
+from django.db import IntegrityError, transaction
+from django.db.models import QuerySet
 
 from ladders import evidence, progress
 from ladders.models import Dispatch, DispatchStatus, FinalStanding
@@ -41,14 +42,6 @@ def configuration_id(snapshot: dict) -> str:
     return hashlib.sha256(text.encode()).hexdigest()
 
 
-def _names(*user_ids) -> dict[int, str]:
-    ids = {i for i in user_ids if i is not None}
-    if not ids:
-        return {}
-    model = get_user_model()
-    return dict(model.objects.filter(pk__in=ids).values_list("pk", model.USERNAME_FIELD))
-
-
 def build(
     dispatch: Dispatch,
     bodies: list[dict],
@@ -59,6 +52,7 @@ def build(
     runs: dict,
     cancel_running: bool = False,
     cancelled: int = 0,
+    names: tuple[str, str] | None = None,
 ) -> DispatchRecord:
     """The record (unsaved) of a dispatch's standing: ``bodies`` are its climbers as progress
     shows them, ``read`` the runs each of their slots read."""
@@ -106,7 +100,9 @@ def build(
                 for s, t in zip(body["slots"], mine, strict=True)
             ]
         )
-    names = _names(dispatch.started_by_id, dispatch.stopped_by_id)
+    if names is None:
+        known = progress.user_names(dispatch.started_by_id, dispatch.stopped_by_id)
+        names = known.get(dispatch.started_by_id, ""), known.get(dispatch.stopped_by_id, "")
     return DispatchRecord(
         ladder_id=dispatch.ladder_id,
         dispatch_id=dispatch.dispatch_id,
@@ -116,9 +112,9 @@ def build(
         started_at=dispatch.started_at,
         ended_at=dispatch.ended_at,
         started_by_id=dispatch.started_by_id,
-        started_by_name=names.get(dispatch.started_by_id, ""),
+        started_by_name=names[0],
         stopped_by_id=dispatch.stopped_by_id,
-        stopped_by_name=names.get(dispatch.stopped_by_id, ""),
+        stopped_by_name=names[1],
         cancel_running=cancel_running,
         cancelled=cancelled,
         slot_counts=slot_counts,
@@ -129,9 +125,7 @@ def build(
     )
 
 
-def of_final(
-    dispatch: Dispatch, final: FinalStanding, *, cancel_running=False, cancelled=0
-) -> DispatchRecord:
+def of_final(dispatch: Dispatch, final: FinalStanding) -> DispatchRecord:
     """The record of an ended dispatch, from its frozen final standing."""
     parts = progress.frozen_parts(dispatch, final)
     figures = progress.figures(dispatch, parts, runs_under_way=0)
@@ -142,21 +136,45 @@ def of_final(
         status=dispatch.status,
         slot_counts=final.slot_counts,
         runs=figures["runs"],
-        cancel_running=cancel_running,
-        cancelled=cancelled,
+        cancel_running=final.cancel_running,
+        cancelled=final.cancelled,
+        names=(final.started_by_name, final.stopped_by_name),
     )
+
+
+def keep(dispatch: Dispatch, final: FinalStanding | None = None) -> DispatchRecord | None:
+    """The ended dispatch's record, written now if it was not yet (once: the record's dispatch
+    id is unique, and a writer that loses the race reads the winner's)."""
+    kept = DispatchRecord.objects.filter(dispatch_id=dispatch.dispatch_id).first()
+    if kept is not None:
+        return kept
+    final = final or progress.final_of(dispatch)
+    if final is None:
+        return None  # running, or ended before final standings were kept
+    record = of_final(dispatch, final)
+    try:
+        with transaction.atomic():
+            record.save()
+    except IntegrityError:
+        return DispatchRecord.objects.filter(dispatch_id=dispatch.dispatch_id).first()
+    return record
+
+
+def unrecorded(ladder_id: int | None = None) -> QuerySet[Dispatch]:
+    """Ended dispatches (with a final standing) whose record is not written yet."""
+    ended = Dispatch.objects.exclude(status=DispatchStatus.RUNNING).filter(final__isnull=False)
+    if ladder_id is not None:
+        ended = ended.filter(ladder_id=ladder_id)
+    return ended.exclude(dispatch_id__in=DispatchRecord.objects.values("dispatch_id"))
 
 
 def live(dispatch: Dispatch) -> DispatchRecord:
     """The dispatch as it stands now, as an unsaved record (``pk`` None): from its evidence
     while it runs, from its record or its final standing once it has ended."""
     if dispatch.status != DispatchStatus.RUNNING:
-        kept = DispatchRecord.objects.filter(dispatch_id=dispatch.dispatch_id).first()
+        kept = keep(dispatch)
         if kept is not None:
             return kept
-        final = progress.final_of(dispatch)
-        if final is not None:
-            return of_final(dispatch, final)
     [loaded] = evidence.load([dispatch])
     running = dispatch.status == DispatchStatus.RUNNING
     standing = progress.standing_of(loaded, running=running)

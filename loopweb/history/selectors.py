@@ -13,13 +13,19 @@ MAX_ID = 2**63 - 1
 
 
 def records_of(ladder: Ladder) -> QuerySet[DispatchRecord]:
-    """The ladder's records, newest first, without their slots (what lists and charts read)."""
+    """The ladder's records, newest first, without their slots (what lists and charts read);
+    a dispatch that has just ended is among them even before its task has written its record."""
+    unrecorded = records.unrecorded(ladder.pk).first()
+    if unrecorded is not None:
+        records.keep(unrecorded)
     return DispatchRecord.objects.filter(ladder=ladder).defer("slots").order_by("-id")
 
 
 def recent(ladder: Ladder, n: int) -> list[DispatchRecord]:
-    """The ladder's last ``n`` records, oldest first."""
-    return list(reversed(records_of(ladder)[:n]))
+    """The ladder's last ``n`` records, oldest first (read after ``records_of``)."""
+    return list(
+        reversed(DispatchRecord.objects.filter(ladder=ladder).defer("slots").order_by("-id")[:n])
+    )
 
 
 def record_of(ladder: Ladder, record_id: int) -> DispatchRecord | None:

@@ -4,7 +4,7 @@ per period however many workers there are.
 | chore | what | every (default) |
 |---|---|---|
 | ``expire_leases`` | end attempts whose driver stopped reporting (infrastructure, retried) | 15 s |
-| ``recover`` | put back tasks left running by dead workers | 15 s |
+| ``recover`` | put back dead workers' tasks; write records a failed task left unwritten | 15 s |
 | ``verify_gate`` | the verify gate's sweep of due checkpoints | 60 s |
 | ``prune`` | drop finished task rows and sign-in counters older than their keep | 1 h |
 | ``prune_changes`` | drop change stamps older than 30 minutes (boards older recompute) | 5 min |
@@ -38,9 +38,11 @@ def expire_leases() -> str:
 
 
 def recover() -> str:
+    from loopweb.history.tasks import record_unrecorded
     from loopweb.ops.recovery import requeue_orphans
 
-    return f"requeued {requeue_orphans().tasks} task(s)"
+    requeued = requeue_orphans().tasks
+    return f"requeued {requeued} task(s), wrote {record_unrecorded()} dispatch record(s)"
 
 
 def verify_gate() -> str:

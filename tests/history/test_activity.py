@@ -53,10 +53,11 @@ def test_a_finish_is_no_one_pressing_stop(owner, driver, run_tasks):
     assert [a for a, _, _ in actions(ladder)] == ["created", "run"]
 
 
-def test_the_admin_shows_records_and_activity_read_only(owner, staff):
+def test_the_admin_shows_records_and_activity_read_only(owner, staff, run_tasks):
     ladder = make_ladder(owner, versions(1), climbers(1))
     services.start_dispatch(ladder=ladder, by=owner)
     services.stop_dispatch(ladder=ladder, by=owner)
+    run_tasks()
     client = Client()
     client.force_login(staff)
     record = DispatchRecord.objects.get(ladder=ladder)

@@ -1,9 +1,11 @@
 """Every ended dispatch leaves a read-only record: finished, stopped, or stopped and cancelled,
-written once in the transaction that ends it; a new Run never changes an earlier record."""
+written once from its frozen final standing (by a task the ending queues, or at once when a new
+Run replaces it or the history is read first); a new Run never changes an earlier record."""
 
 from ladders import services
 from ladders.models import Ladder
 from loopweb.history.models import DispatchRecord
+from loopweb.history.tasks import record_dispatch
 from tests.factories import UserFactory
 from tests.history.helpers import PAID, PAID_BROKEN, history, record
 from tests.ladders.builders import climbers, config, make_ladder, rung, versions, work
@@ -91,10 +93,11 @@ def test_a_record_is_written_once_and_later_runs_never_change_it(
     assert rows[0]["configuration"] != first["configuration"]
 
 
-def test_a_record_cannot_be_saved_again(owner):
+def test_a_record_cannot_be_saved_again(owner, run_tasks):
     ladder = make_ladder(owner, versions(1), climbers(1))
     services.start_dispatch(ladder=ladder, by=owner)
     services.stop_dispatch(ladder=ladder, by=owner)
+    run_tasks()
     kept = DispatchRecord.objects.get(ladder=ladder)
     kept.status = "finished"
     try:
@@ -117,10 +120,11 @@ def test_the_history_is_paginated_newest_first(owner, owner_api):
     assert ids == sorted(ids, reverse=True)
 
 
-def test_deleting_the_ladder_deletes_its_records(owner):
+def test_deleting_the_ladder_deletes_its_records(owner, run_tasks):
     ladder = make_ladder(owner, versions(1), climbers(1))
     services.start_dispatch(ladder=ladder, by=owner)
     services.stop_dispatch(ladder=ladder, by=owner)
+    run_tasks()
     assert DispatchRecord.objects.filter(ladder=ladder).exists()
     services.delete_ladder(ladder=ladder)
     assert not DispatchRecord.objects.exists()
@@ -153,3 +157,47 @@ def test_a_deleted_account_keeps_its_name_on_the_record(owner_api, owner):
     someone.delete()
     [row] = history(owner_api, ladder)["results"]
     assert row["startedBy"] == "sam"
+
+
+def test_ending_a_dispatch_queues_its_record_and_the_task_writes_it_once(owner, run_tasks):
+    ladder = make_ladder(owner, versions(2), climbers(2))
+    services.start_dispatch(ladder=ladder, by=owner)
+    services.stop_dispatch(ladder=ladder, cancel_running=True, by=owner)
+    # The transaction that ended it wrote no record (it reads every run the dispatch paid for).
+    assert not DispatchRecord.objects.filter(ladder=ladder).exists()
+    run_tasks()
+    kept = DispatchRecord.objects.get(ladder=ladder)
+    assert (kept.status, kept.cancel_running, kept.cancelled) == ("stopped", True, 2)
+    assert record_dispatch.call(kept.dispatch_id) is True  # already written: read back, not again
+    assert DispatchRecord.objects.filter(ladder=ladder).count() == 1
+
+
+def test_a_new_run_writes_the_record_its_task_has_not_written_yet(owner, owner_api):
+    ladder = make_ladder(owner, versions(1), climbers(1))
+    first = services.start_dispatch(ladder=ladder, by=owner).dispatch_id
+    services.stop_dispatch(ladder=ladder, by=owner)
+    services.start_dispatch(ladder=ladder, by=owner)  # before any worker ran the task
+    kept = DispatchRecord.objects.get(ladder=ladder)
+    assert (kept.dispatch_id, kept.status, kept.stopped_by_name) == (first, "stopped", "olive")
+
+
+def test_the_history_read_right_after_a_stop_shows_it(owner, owner_api):
+    ladder = make_ladder(owner, versions(1), climbers(1))
+    services.start_dispatch(ladder=ladder, by=owner)
+    services.stop_dispatch(ladder=ladder, by=owner)
+    [row] = history(owner_api, ladder)["results"]  # no worker has run yet
+    assert row["status"] == "stopped" and isinstance(row["id"], int)
+
+
+def test_the_recover_chore_writes_a_record_a_failed_task_left_unwritten(owner):
+    from django_tasks_db.models import DBTaskResult
+
+    from loopweb.ops import chores
+
+    ladder = make_ladder(owner, versions(1), climbers(1))
+    services.start_dispatch(ladder=ladder, by=owner)
+    services.stop_dispatch(ladder=ladder, by=owner)
+    DBTaskResult.objects.filter(task_path=record_dispatch.module_path).delete()  # lost
+    assert "wrote 1 dispatch record(s)" in chores.recover()
+    assert DispatchRecord.objects.filter(ladder=ladder, status="stopped").count() == 1
+    assert "wrote 0 dispatch record(s)" in chores.recover()

@@ -1,0 +1,21 @@
+"""Thousands of ids in one statement as one parameter.
+
+``pk__in=[...]`` makes a placeholder per id: Django resolves each one and the driver splits and
+quotes the statement around each, which for a board's 30,000 runs costs more than the query.
+``in_ids`` sends the list as one value: an array on PostgreSQL, JSON on SQLite (whose statements
+take at most 32,766 parameters).
+"""
+
+import json
+from collections.abc import Iterable
+
+from django.db import connection
+from django.db.models.expressions import RawSQL
+
+
+def in_ids(ids: Iterable[int]) -> RawSQL:
+    """A subquery of these ids, for ``field__in=in_ids(ids)``."""
+    values = sorted({int(i) for i in ids})
+    if connection.vendor == "postgresql":
+        return RawSQL("SELECT unnest(%s::bigint[])", (values,))
+    return RawSQL("SELECT value FROM json_each(%s)", (json.dumps(values),))
