@@ -19,8 +19,9 @@ from bench.production import ProductionServer
 from bench.runner import Row
 from ladders import services, shared_progress
 from ladders.models import Ladder
+from loopweb.runs import changes
 from loopweb.runs import services as run_services
-from loopweb.runs.cells import CasePin
+from loopweb.runs.cells import CasePin, CombinationCell, cell_key
 from loopweb.runs.models import (
     ApiToken,
     Case,
@@ -30,6 +31,7 @@ from loopweb.runs.models import (
     JobStatus,
     ModelEntry,
     Role,
+    Run,
 )
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -119,6 +121,7 @@ def progress_under_load(
     quiet: float,
     interval: float,
     processes: int = 2,
+    ingest: int = 0,
     tag: str = "load",
 ) -> list[Row]:
     ladder = running_ladder(climbers=climbers, rungs=rungs, tag=tag)
@@ -127,12 +130,14 @@ def progress_under_load(
     # The production server as make serve runs it: its processes share one port, as web
     # processes behind a load balancer do.
     web = ProductionServer(web=processes, threads=8)
+    drivers_web = ProductionServer(web=ingest, threads=8) if ingest else None
     stop = threading.Event()
     worker = threading.Thread(target=passes, args=(ladder, stop), daemon=True)
     worker.start()
     try:
         spec = {
             "servers": [web.url],
+            "driver_servers": [drivers_web.url] if drivers_web else None,
             "ladder": ladder.pk,
             "owner": owner_token,
             "driver": driver_token,
@@ -153,6 +158,8 @@ def progress_under_load(
         stop.set()
         worker.join(timeout=60)
         web.close()
+        if drivers_web:
+            drivers_web.close()
     result = json.loads(done.stdout)
     polls = result["polls"]
     every = Timing.of([latency for latency, *_ in polls])
@@ -200,17 +207,26 @@ def one_push_then_read(ladder: Ladder, *, repeat: int) -> list[Row]:
     Job.objects.filter(status__in=[JobStatus.QUEUED, JobStatus.PENDING]).update(status="canceled")
     ladder = Ladder.objects.get(pk=ladder.pk)
     driver = user("bench-driver-after", Role.DRIVER)
-    climber = ladder.dispatch.climbers.order_by("position")[
-        len(ladder.dispatch.climbers.all()) // 2
-    ]
     rung = ladder.dispatch.snapshot["rungs"][0]
     pin = CasePin(rung["case"], rung["version"], rung["variant"], rung["engine"])
+    # Every slot of this board has its runs: a run more would change nothing shown. So a climber
+    # per push has the latest run of its first slot no longer counted (stamped as any write is),
+    # and each push gives one of them its missing run, a change the board shows.
+    all_climbers = list(ladder.dispatch.climbers.order_by("position").select_related("combination"))
+    short = all_climbers[-(repeat + 1) :]
+    for climber in short:
+        key = cell_key(pin, CombinationCell.from_json(climber.combination_cell))
+        latest = Run.objects.filter(cell_key=key, counted=True).order_by("-finished_at", "-id")
+        Run.objects.filter(pk__in=latest.values("pk")[:1]).update(counted=False)
+        changes.touch([key])
     console = Client()
     console.force_login(ladder.owner)
     api = Client(HTTP_AUTHORIZATION=f"Token {ApiToken.objects.issue(ladder.owner)[1]}")
 
     def push_one():
-        """A run of one of the board's cells, launched by hand and pushed by a driver."""
+        """The missing run of one short climber's first slot, launched by hand and pushed by a
+        driver."""
+        climber = short.pop()
         job = run_services.launch_by_hand(
             owner=ladder.owner, pin=pin, combination=climber.combination, retry_count=0
         )

@@ -66,6 +66,7 @@ def counted(climbers) -> int:
 
 def run(spec: dict) -> dict:
     servers, deadline = spec["servers"], time.monotonic() + spec["seconds"]
+    ingest = spec.get("driver_servers") or servers
     stop_polling = deadline + spec.get("quiet", 0)
     origin = f"ladder:{spec['ladder']}/"
     lock = threading.Lock()
@@ -79,7 +80,7 @@ def run(spec: dict) -> dict:
         n = i
         try:
             while time.monotonic() < deadline:
-                server = servers[n % len(servers)]
+                server = ingest[n % len(ingest)]
                 n += 1
                 _, body, _ = call(f"{server}/api/driver/claim", spec["driver"], "POST", {"max": 1})
                 jobs = json.loads(body)

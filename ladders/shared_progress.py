@@ -13,8 +13,11 @@ dispatch), of the catalog, or of the dispatch's cells (their jobs, runs and revi
 
 So a read that begins after a write committed reflects it, whichever process served the write,
 and a busy board costs each process one small computation per change, not one per viewer. One
-viewer per ladder and process updates the board at a time; the others wait for it and then ask
-the database themselves, so none is served a board older than its own request.
+viewer per ladder and process updates the board at a time; the others wait for it. A waiting
+viewer is handed that board when its look at the database began after the viewer's request did
+(the look's snapshot holds every write committed before the request); otherwise it asks the
+database itself. So none is served a board older than its own request, and a board changing all
+the time costs each process one computation per round of waiting viewers, not one per viewer.
 
 A board's ``version`` names the data it was computed from: ``<snapshot token>.<jobs under
 way>.<digest>``. Given back as ``If-None-Match`` or ``?since=``, it is checked against the
@@ -79,6 +82,8 @@ class Board:
     encoded: bytes = b""
     by_cell: dict[str, list[int]] = field(default_factory=dict)
     _gzipped: bytes | None = None
+    #: When (``_now``) the look at the database this board was computed or checked by began.
+    looked_at: float = 0.0
 
     @property
     def body(self) -> dict:
@@ -308,10 +313,16 @@ def read(ladder: Ladder) -> Board:
     own stamps are not ones its snapshots can tell apart)."""
     if connection.in_atomic_block:
         return _full(ladder, _look(ladder.pk, None))
+    arrived = _now()
     slot = _slot(ladder.pk)
-    slot.read_at = _now()
+    slot.read_at = arrived
     with slot.lock:
         board = slot.board
+        if board is not None and board.looked_at > arrived:
+            # Brought up to date by the viewer this one waited for, from a look that began
+            # after this request did: it holds every write committed before it.
+            return board
+        looked_at = _now()
         if board is None:
             board = _full(ladder, _look(ladder.pk, None))
         else:
@@ -322,6 +333,7 @@ def read(ladder: Ladder) -> Board:
                 board = _partial(ladder, board, look)
             else:
                 board = _looked_again(board, look)
+        board.looked_at = looked_at
         _keep(slot, board)
         return board
 

@@ -258,3 +258,58 @@ def test_the_workers_chores_prune_old_changes(owner):
     Change.objects.update(at=timezone.now() - timezone.timedelta(hours=1))
     CHORES["prune_changes"]()
     assert not Change.objects.exists()
+
+
+def test_viewers_waiting_for_a_look_begun_after_them_are_handed_its_board(
+    owner, driver, spy, monkeypatch
+):
+    """While a board changes all the time, viewers waiting on one process share the next
+    computation when its look at the database began after their requests did: one look and one
+    computation for the round, not one per viewer, and none handed a board older than its
+    request."""
+    ladder = started(owner, n_climbers=2)
+    shared_progress.read(fresh(ladder))
+    [job, _] = claim_all(driver)
+    push(driver, job, record=PERFECT)  # committed before either viewer begins
+
+    real_look, looks = shared_progress._look, []
+    monkeypatch.setattr(
+        shared_progress, "_look", lambda *args: looks.append(args) or real_look(*args)
+    )
+    real_now, calls = shared_progress._now, []
+    about_to_look, second_arrived = threading.Event(), threading.Event()
+
+    def now():
+        name = threading.current_thread().name
+        calls.append(name)
+        if name == "first" and calls.count("first") == 2:
+            # The first viewer holds the board's lock and is about to look: a request that
+            # begins now waits for it, and its look begins after that request.
+            about_to_look.set()
+            assert second_arrived.wait(timeout=10)
+        value = real_now()
+        if name == "second":
+            second_arrived.set()
+        return value
+
+    monkeypatch.setattr(shared_progress, "_now", now)
+    boards: dict[str, object] = {}
+
+    def viewer():
+        try:
+            boards[threading.current_thread().name] = shared_progress.read(fresh(ladder))
+        finally:
+            connection.close()
+
+    first = threading.Thread(target=viewer, name="first")
+    first.start()
+    assert about_to_look.wait(timeout=10)
+    second = threading.Thread(target=viewer, name="second")
+    second.start()
+    first.join(timeout=30)
+    second.join(timeout=30)
+
+    assert boards["second"] is boards["first"]
+    assert len(looks) == 1
+    assert spy.calls == [None, {boards["first"].parts[0].key}]
+    assert boards["second"].body["climbers"][0]["slots"][0]["status"] == "passed"
