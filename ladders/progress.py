@@ -49,6 +49,7 @@ class Part:
     done: int
     launched: int  # the dispatch's own jobs in flight for its slots
     completed: frozenset[int]  # completed runs its slots hold
+    runs: tuple[tuple[int, ...], ...] = ()  # the runs each of its slots reads, in slot order
     unreviewed: int = 0
     encoded: bytes = field(default=b"", repr=False)
     # What this process's readers derive from the part (a console row), made once per part.
@@ -172,6 +173,7 @@ def live_part(climber: ClimberStanding) -> Part:
         done=sum(s.done for s in slots),
         launched=sum(s.launched for s in slots),
         completed=frozenset(r for ids in completed_runs(climber) for r in ids),
+        runs=tuple(tuple(r.id for r in slot.runs) for slot in slots),
     )
 
 
@@ -250,6 +252,7 @@ def frozen_parts(
             ),
             launched=sum(in_flight),
             completed=frozenset(r for ids in climber["completed"] for r in ids),
+            runs=tuple(tuple(ids) for ids in climber["runs"]),
             encoded=previous[i].encoded if previous else b"",
         )
         if previous:

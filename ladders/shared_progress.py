@@ -84,6 +84,9 @@ class Board:
     _gzipped: bytes | None = None
     #: When (``_now``) the look at the database this board was computed or checked by began.
     looked_at: float = 0.0
+    #: What this process's readers derive from the whole board (the history's live record),
+    #: made once per board: a board that changes is a new ``Board`` with an empty memo.
+    memo: dict = field(default_factory=dict, repr=False)
 
     @property
     def body(self) -> dict:
@@ -355,6 +358,7 @@ def _looked_again(board: Board, look: Look) -> Board:
         encoded=board.encoded,
         by_cell=board.by_cell,
         _gzipped=board._gzipped,
+        memo=board.memo,  # the same board
     )
 
 

@@ -13,9 +13,9 @@ from collections.abc import Sequence
 from django.db import IntegrityError, transaction
 from django.db.models import QuerySet
 
-from ladders import evidence, progress
+from ladders import progress, shared_progress
 from ladders.models import Dispatch, DispatchStatus, FinalStanding
-from ladders.statuses import FAILED, NEEDS_ATTENTION, PASSED
+from ladders.statuses import FAILED, PASSED
 from loopweb.history import costs
 from loopweb.history.models import DispatchRecord
 
@@ -169,26 +169,31 @@ def unrecorded(ladder_id: int | None = None) -> QuerySet[Dispatch]:
 
 
 def live(dispatch: Dispatch) -> DispatchRecord:
-    """The dispatch as it stands now, as an unsaved record (``pk`` None): from its evidence
-    while it runs, from its record or its final standing once it has ended."""
+    """The dispatch as it stands now, as an unsaved record (``pk`` None): from the ladder's shared
+    board while it runs (the computation its viewers share, made again only where it changed),
+    from its record once it has ended."""
     if dispatch.status != DispatchStatus.RUNNING:
         kept = keep(dispatch)
         if kept is not None:
             return kept
-    [loaded] = evidence.load([dispatch])
-    running = dispatch.status == DispatchStatus.RUNNING
-    standing = progress.standing_of(loaded, running=running)
-    status = dispatch.status
-    if running and standing.needs_attention:
-        status = NEEDS_ATTENTION
-    return build(
-        dispatch,
-        [progress.climber_json(c) for c in standing.climbers],
-        [[[r.id for r in s.runs] for s in c.slots] for c in standing.climbers],
-        status=status,
-        slot_counts=standing.slot_counts(),
-        runs=standing.runs(),
+    board = shared_progress.read(dispatch.ladder)
+    memo = board.memo.get("record")
+    if memo is not None:
+        return memo
+    if board.dispatch is None or board.dispatch.dispatch_id != dispatch.dispatch_id:
+        # Replaced since it was read: the board is the new dispatch's.
+        return live(Dispatch.objects.get(pk=dispatch.pk))
+    figures = board.figures or {}
+    record = build(
+        board.dispatch,
+        [part.body for part in board.parts],
+        [[list(ids) for ids in part.runs] for part in board.parts],
+        status=figures.get("status", board.dispatch.status),
+        slot_counts=figures.get("slotCounts", {}),
+        runs=figures.get("runs", {}),
     )
+    board.memo["record"] = record
+    return record
 
 
 # As the API shows them ------------------------------------------------------------------------

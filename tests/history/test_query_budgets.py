@@ -6,15 +6,18 @@ History (API, at most 5): the token, the ladder filtered by who may read it, whe
   slots or snapshots).
 One record, as JSON or CSV (at most 3): the token, the ladder, the record.
 Compare of two records (at most 4): the token, the ladder, record a, record b.
-Compare with the running dispatch (at most 13): the token, the ladder, record a, the dispatch,
-  its evidence (climbers, model entries (+ gg configurations when a climber is one), slot runs,
-  cell jobs in flight, the dispatch's jobs in flight, exhausted failures (+ their latest
-  launches when any)), the runs' metrics, the names of who pressed Run and Stop.
-The board's standing, the chart (at most 14): session, user, the ladder, the dispatch, the
+Compare with the running dispatch (at most 18): the token, the ladder, record a, the dispatch,
+  then the ladder's board as its progress reads it (the look at what changed, the ladder, its
+  rungs and case versions, the dispatch, its evidence (climbers, model entries (+ gg
+  configurations when a climber is one), slot runs, cell jobs in flight, the dispatch's jobs in
+  flight, exhausted failures (+ their latest launches when any)), the reviews), the runs'
+  metrics, the names of who pressed Run and Stop. A board its viewers already computed costs
+  the look alone.
+The board's standing, the chart (at most 19): session, user, the ladder, the dispatch, the
   activity, then the current side as above.
 The history page (at most 7): session, user, the ladder, the unwritten-record check (as above),
   the count, the page, the last records.
-The compare page (at most 18): session, user, the ladder, the unwritten-record check, the last
+The compare page (at most 24): session, user, the ladder, the unwritten-record check, the last
   two records' ids, whether a dispatch runs, the records to choose from, record a, then the
   current side as above.
 """
@@ -94,10 +97,10 @@ BUDGETS = {
     "record": 3,
     "record csv": 3,
     "compare": 4,
-    "compare current": 13,
-    "chart": 14,
+    "compare current": 18,
+    "chart": 19,
     "history page": 7,
-    "compare page": 18,
+    "compare page": 24,
 }
 
 
