@@ -8,9 +8,10 @@ taken dispatch, climber, job, then the cells' advisory locks.
 
 import logging
 from dataclasses import dataclass
+from typing import Any
 
 from django.db import connection, transaction
-from django.db.models import Q
+from django.db.models import Count, Q, QuerySet, Value
 from django.utils import timezone
 from psycopg.types.json import Jsonb
 
@@ -118,14 +119,34 @@ def _lock_cells(keys: list[str]) -> None:
 
 def _room_in_cells(targets: dict[str, int]) -> dict[str, int]:
     """How many more runs each cell can take now, re-read under the cells' locks: its target
-    less its counted runs and every job of it in flight, whoever launched them."""
+    less its counted runs and every job of it in flight, whoever launched them.
+
+    Both counts come from one statement, so from one snapshot. A push ends its job and stores
+    its counted run in one transaction: counted in a statement of their own each, a push that
+    commits between the two is in neither, and the cell reads a run short."""
     keys = list(targets)
-    counted = evidence.count_by_cell(Run.objects.filter(cell_key__in=keys, counted=True))
-    in_flight = evidence.count_by_cell(Job.objects.filter(cell_key__in=keys, status__in=IN_FLIGHT))
+    runs = _count_per_cell(Run.objects.filter(cell_key__in=keys, counted=True), "run")
+    jobs = _count_per_cell(Job.objects.filter(cell_key__in=keys, status__in=IN_FLIGHT), "job")
+    counts: dict[str, dict[str, int]] = {"run": {}, "job": {}}
+    for kind, key, n in runs.union(jobs, all=True).order_by():
+        counts[kind][key] = n
+    counted, in_flight = counts["run"], counts["job"]
     return {
         key: max(0, target - min(counted.get(key, 0), target) - in_flight.get(key, 0))
         for key, target in targets.items()
     }
+
+
+def _count_per_cell(
+    queryset: QuerySet[Run] | QuerySet[Job], kind: str
+) -> QuerySet[Any, tuple[str, str, int]]:
+    """(kind, cellKey, count) rows of the queryset, one per cell, to union with another's."""
+    return (
+        queryset.values("cell_key")
+        .annotate(kind=Value(kind), n=Count("id"))
+        .values_list("kind", "cell_key", "n")
+        .order_by()
+    )
 
 
 def _record(dispatch: Dispatch, loaded: evidence.Loaded, standing: Standing) -> None:

@@ -1,6 +1,7 @@
 """Launch passes, drivers and Stop racing on PostgreSQL, each thread with its own connection."""
 
 import random
+import re
 import threading
 import time
 from collections import Counter
@@ -155,3 +156,60 @@ def test_stop_and_cancel_running_leaves_nothing_in_flight_under_a_race(owner):
     assert Dispatch.objects.get(ladder=ladder).status == "stopped"
     over = {slot: n for slot, n in launches_per_slot(ladder).items() if n > 3}
     assert not over, jobs_of(ladder, over)
+
+
+def push_from_another_connection(driver, job_id: int) -> None:
+    """A driver's push, committed on a connection of its own before this returns."""
+    errors: list[BaseException] = []
+
+    def body():
+        try:
+            run_services.push_run(
+                pushed_by=driver,
+                job_id=job_id,
+                outcome="completed",
+                record=PERFECT,
+                finished_at=timezone.now(),
+            )
+        except BaseException as exc:  # noqa: BLE001 - raised below, in the test's thread
+            errors.append(exc)
+        finally:
+            connection.close()
+
+    thread = threading.Thread(target=body, daemon=True)
+    thread.start()
+    thread.join(timeout=30)
+    assert not thread.is_alive(), "the push waited on the pass"
+    assert not errors, errors
+
+
+def test_a_pass_never_launches_past_a_target_when_pushes_land_between_its_reads(owner):
+    """A push ends its job and stores its counted run in one transaction. Here one commits right
+    after each statement of the pass that reads counted runs (the first in its evidence, the
+    second when it re-reads the cell's room under the cells' locks): read in one statement, its
+    jobs in flight in the next, the pushed job is in neither, and the cell seems to have room for
+    a run more than it has. The standing read first may be short so; the room must not be."""
+    driver = UserFactory(username="p0", role="driver")
+    ladder = make_ladder(owner, versions(1), climbers(1), runsPerCell=3)
+    services.start_dispatch(ladder=ladder)
+    jobs = run_services.claim_jobs(driver=driver, limit=10)
+    assert len(jobs) == 3
+    for job in jobs:
+        run_services.report_status(job_id=job.pk, driver=driver, status="running")
+    pushes = iter(job.pk for job in jobs[:2])
+    from_runs = re.compile(rf'\bFROM "?{Run._meta.db_table}"?\s', re.IGNORECASE)
+
+    def push_after_reading_counted_runs(execute, sql, params, many, context):
+        result = execute(sql, params, many, context)
+        reads_counted_runs = bool(from_runs.search(sql)) and "counted" in sql
+        job_id = next(pushes, None) if reads_counted_runs else None
+        if job_id is not None:
+            push_from_another_connection(driver, job_id)
+        return result
+
+    with connection.execute_wrapper(push_after_reading_counted_runs):
+        services.run_launch_pass(ladder_id=ladder.pk)
+
+    assert next(pushes, None) is None, "the pass read counted runs fewer than twice"
+    assert Run.objects.filter(counted=True).count() == 2
+    assert launches_per_slot(ladder) == {(jobs[0].origin, jobs[0].cell_key): 3}
