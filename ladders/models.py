@@ -4,6 +4,7 @@ from django.conf import settings
 from django.db import models
 
 from ladders import origins, statuses
+from ladders.fields import JSONText
 
 
 def mint_rung_id() -> str:
@@ -202,7 +203,7 @@ class FinalStanding(models.Model):
     slot_counts = models.JSONField()
     # [{"body": <the climber as progress shows it>, "runs": [[runId, …] per slot],
     #   "completed": [[runId, …] per slot]}, …]: the runs each slot held, and the completed ones.
-    climbers = models.JSONField()
+    climbers = JSONText()
     frozen_at = models.DateTimeField()
     #: How it ended: a Stop that cancelled running jobs too, and how many jobs the Stop cancelled
     #: (False and 0 when it finished).
