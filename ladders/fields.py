@@ -1,12 +1,18 @@
 """A model field for a large JSON document written and read whole."""
 
 import json
+from typing import TYPE_CHECKING, Any
 
 from django.core.serializers.json import DjangoJSONEncoder
 from django.db import models
 
+if TYPE_CHECKING:
+    _Text = models.TextField[Any, Any]  # set and read as JSON values, not strings
+else:
+    _Text = models.TextField
 
-class JSONText(models.TextField):
+
+class JSONText(_Text):
     """JSON kept as text: for a document only ever written and read whole, never queried
     inside. PostgreSQL stores ``jsonb`` by parsing it into its binary form and compressing that;
     a final standing of a 200 × 50 board is megabytes, and as ``jsonb`` its INSERT cost about

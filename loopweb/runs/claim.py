@@ -12,7 +12,7 @@ from datetime import datetime
 from typing import Any
 
 from django.db import connection
-from django.db.models import Field
+from django.db.models import Field, prefetch_related_objects
 
 from loopweb.runs.models import Job, JobStatus
 
@@ -86,3 +86,23 @@ def _jobs_from_rows(rows: Sequence[Sequence[Any]]) -> list[Job]:
                 values[index] = convert(values[index], column, connection)
         jobs.append(Job.from_db(connection.alias, names, values))
     return jobs
+
+
+def for_showing(jobs: list[Job]) -> list[Job]:
+    """Claimed jobs made ready for their reply: their combinations read in one query, and the
+    attempts they retry only for the retries among them. A claimed job has no run (a run is
+    stored in the transaction that ends its attempt), so none is read."""
+    prefetch_related_objects(jobs, "combination")
+    retries = [job for job in jobs if job.attempt > 1]
+    if retries:
+        prefetch_related_objects(retries, "retry_of")
+    for job in jobs:
+        _RUN.set_cached_value(job, None)
+        if job.attempt == 1:
+            _RETRY_OF.set_cached_value(job, None)
+    return jobs
+
+
+# The reverse one-to-ones a job's reply reads: its run, and the attempt it retries.
+_RUN = Job.run.related
+_RETRY_OF = Job.retry_of.related

@@ -1,5 +1,5 @@
 from django.contrib.auth import authenticate
-from django.db.models import Count, prefetch_related_objects
+from django.db.models import Count
 from drf_spectacular.utils import extend_schema, inline_serializer
 from rest_framework import mixins, serializers, status, viewsets
 from rest_framework.decorators import action, api_view, permission_classes
@@ -8,7 +8,7 @@ from rest_framework.generics import get_object_or_404
 from rest_framework.permissions import AllowAny
 from rest_framework.response import Response
 
-from loopweb.runs import services
+from loopweb.runs import claim, services
 from loopweb.runs.access import can_repush, is_driver, visible_jobs, visible_runs
 from loopweb.runs.api import serializers as s
 from loopweb.runs.api.filters import JobFilter, RunFilter
@@ -171,8 +171,9 @@ class JobViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.Gene
 def driver_claim(request):
     body = s.ClaimSerializer(data=request.data)
     body.is_valid(raise_exception=True)
-    jobs = services.claim_jobs(driver=request.user, limit=body.validated_data["max"])
-    prefetch_related_objects(jobs, "combination", "run", "retry_of")
+    jobs = claim.for_showing(
+        services.claim_jobs(driver=request.user, limit=body.validated_data["max"])
+    )
     return Response(s.JobSerializer(jobs, many=True, context=s.job_context(jobs)).data)
 
 
