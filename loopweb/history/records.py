@@ -73,7 +73,10 @@ def build(
         costs.add(dispatch_totals, values)
         where = owner_of_cell.get(cell)
         if where is not None:
-            costs.add(slot_totals.setdefault(where, costs.empty()), values)
+            totals = slot_totals.get(where)
+            if totals is None:
+                totals = slot_totals[where] = costs.empty()
+            costs.add(totals, values)
 
     climbers, slots = [], []
     for i, body in enumerate(bodies):
