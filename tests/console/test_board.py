@@ -32,7 +32,7 @@ def test_a_ladder_not_run_yet_shows_its_configuration_and_run(owner_client, ladd
     assert "step-1@1" in text and "step-2@1" in text
     assert "m1 via aider (acme)" in text
     html = page.content.decode()
-    assert 'id="run-button"' in html and "hx-trigger" not in html
+    assert 'id="run-button"' in html and 'hx-trigger="every' not in html  # nothing polls
 
 
 def test_a_running_board_shows_the_grid_the_bar_and_refreshes_itself(

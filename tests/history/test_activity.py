@@ -41,7 +41,7 @@ def test_every_button_and_edit_is_kept_with_who_pressed_it(owner, staff, driver,
         ("run", "olive", {}),
         ("stopCancelRunning", "stella", {"cancelled": 1}),
     ]
-    board = text_of(Browser(owner).get(f"/ladders/{ladder.pk}/"))
+    board = text_of(Browser(owner).get(f"/ladders/{ladder.pk}/standing"))
     assert "stella pressed Stop and cancel running (1 job cancelled)" in board
     assert f"stella retried {key}" in board
 

@@ -43,7 +43,10 @@ def test_the_board_shows_the_standing_as_a_chart_with_its_cost_and_activity(
 ):
     ladder = two_dispatches(owner, driver, run_tasks)
     client = Browser(owner)
-    page = client.get(f"/ladders/{ladder.pk}/")
+    board = client.get(f"/ladders/{ladder.pk}/").content.decode()
+    # The board loads its standing section beside it, by the section's own request.
+    assert f'hx-get="/ladders/{ladder.pk}/standing" hx-trigger="load"' in board
+    page = client.get(f"/ladders/{ladder.pk}/standing")
     html = page.content.decode()
     assert page.status_code == 200
     assert 'id="board-height-chart"' in html and 'role="img"' in html
@@ -52,7 +55,9 @@ def test_the_board_shows_the_standing_as_a_chart_with_its_cost_and_activity(
     assert "Cost so far:" in text
     assert "olive pressed Run" in text and "olive edited the configuration" in text
     work(driver, run_tasks, PAID)
-    page = client.get(f"/ladders/{ladder.pk}/?sort=cost")
+    board = client.get(f"/ladders/{ladder.pk}/?sort=cost").content.decode()
+    assert f'hx-get="/ladders/{ladder.pk}/standing?sort=cost"' in board  # the sort carried
+    page = client.get(f"/ladders/{ladder.pk}/standing?sort=cost")
     html = page.content.decode()
     assert 'hx-trigger="every' not in html  # ended
     assert bars(html) == [("aider|m2|acme", 2), ("aider|m1|acme", 2)]  # m2 paid more
@@ -112,7 +117,7 @@ def test_a_ladder_never_run_has_an_empty_history(owner):
     client = Browser(owner)
     assert "No records yet." in text_of(client.get(f"/ladders/{ladder.pk}/history/"))
     assert "the chart appears once the ladder has run" in text_of(
-        client.get(f"/ladders/{ladder.pk}/")
+        client.get(f"/ladders/{ladder.pk}/standing")
     )
     assert client.get(f"/ladders/{ladder.pk}/compare/").status_code == 200
 
@@ -120,7 +125,7 @@ def test_a_ladder_never_run_has_an_empty_history(owner):
 def test_the_standing_answers_204_while_nothing_it_shows_changed(owner, driver, run_tasks):
     ladder = two_dispatches(owner, driver, run_tasks)
     client = Browser(owner)
-    page = client.get(f"/ladders/{ladder.pk}/").content.decode()
+    page = client.get(f"/ladders/{ladder.pk}/standing").content.decode()
     held = re.search(r'hx-get="[^"]*[?&]v=([0-9a-f]+)"', page.replace("&amp;", "&")).group(1)
     assert client.get(f"/ladders/{ladder.pk}/standing?v={held}").status_code == 204
     work(driver, run_tasks, PAID, rounds=1)
