@@ -128,9 +128,10 @@ def progress_under_load(
     owner_token = ApiToken.objects.issue(ladder.owner)[1]
     driver_token = ApiToken.objects.issue(user(f"bench-driver-{tag}", Role.DRIVER))[1]
     # The production server as make serve runs it: its processes share one port, as web
-    # processes behind a load balancer do.
+    # processes behind a load balancer do; with ``ingest``, the drivers have web processes of
+    # their own at a lower CPU priority (make serve INGEST_CONCURRENCY=2).
     web = ProductionServer(web=processes, threads=8)
-    drivers_web = ProductionServer(web=ingest, threads=8) if ingest else None
+    drivers_web = ProductionServer(web=ingest, threads=8, nice=10) if ingest else None
     stop = threading.Event()
     worker = threading.Thread(target=passes, args=(ladder, stop), daemon=True)
     worker.start()
@@ -169,7 +170,9 @@ def progress_under_load(
     stale = len(result["stale"])
     data = (
         f"{climbers}×{rungs}, {drivers} drivers ({result['pushes']} runs pushed), {pollers} "
-        f"pollers every {interval:g} s, gunicorn {processes}×8, {len(polls)} reads "
+        f"pollers every {interval:g} s, gunicorn {processes}×8"
+        + (f" for viewers, {ingest}×8 at nice 10 for drivers" if ingest else "")
+        + f", {len(polls)} reads "
         f"({sent / max(1, len(polls)) / 1000:.0f} KB each on average)"
     )
     rows = [

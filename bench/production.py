@@ -25,7 +25,7 @@ def database_url() -> str:
 
 
 class ProductionServer:
-    def __init__(self, *, web: int = 2, threads: int = 8):
+    def __init__(self, *, web: int = 2, threads: int = 8, nice: int = 0):
         with socket.socket() as probe:
             probe.bind(("127.0.0.1", 0))
             port = probe.getsockname()[1]
@@ -60,6 +60,7 @@ class ProductionServer:
             ],  # fmt: skip
             cwd=ROOT,
             env=env,
+            preexec_fn=(lambda: os.nice(nice)) if nice else None,  # noqa: PLW1509 - no threads yet
         )
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline:

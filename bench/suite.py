@@ -59,6 +59,7 @@ def run_all(*, smoke: bool = False, only: str | None = None) -> list:
         seconds=2 if smoke else 30,
         quiet=1 if smoke else 8,
         interval=0.2 if smoke else 2.0,  # the board's own polling interval
+        ingest=2,  # make serve INGEST_CONCURRENCY=2
     )
     rows += load.one_push_then_read(ladder, repeat=2 if smoke else 5)
     if only:

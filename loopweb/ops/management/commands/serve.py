@@ -2,6 +2,12 @@
 task workers, supervised together. ``make serve`` runs it after migrating; the Procfile names the
 same processes for a process manager.
 
+With ``--ingest N`` (``INGEST_CONCURRENCY``) a second gunicorn serves the drivers on an address of
+its own (``INGEST_BIND``, the next port), at a lower CPU priority (``INGEST_NICE``, 10): pushes and
+claims are batch work, and when the machine is busy the processes people read boards from are
+served first. Drivers are pointed at that address (``loopweb-driver --url``); any web process
+still answers them, so nothing breaks if one is not.
+
 A task worker that exits (or is killed) is started again, after a pause that grows while it keeps
 failing at once; gunicorn replaces its own web processes. SIGINT or SIGTERM stops everything: each
 process gets SIGTERM (a worker finishes the task in hand), and whatever still runs ten seconds
@@ -28,16 +34,23 @@ STOP_WITHIN = 10.0
 
 
 class Child:
-    def __init__(self, name: str, args: list[str]):
-        self.name, self.args = name, args
+    def __init__(self, name: str, args: list[str], nice: int = 0):
+        self.name, self.args, self.nice = name, args, nice
         self.popen: subprocess.Popen | None = None
         self.started = 0.0
         self.pause = 0.5
         self.due = 0.0  # when to start it again after it exited
 
     def start(self) -> None:
-        self.popen = subprocess.Popen(self.args, cwd=settings.BASE_DIR)  # noqa: S603 - ours
+        self.popen = subprocess.Popen(  # noqa: S603 - ours
+            self.args,
+            cwd=settings.BASE_DIR,
+            preexec_fn=self._lower_priority if self.nice else None,  # noqa: PLW1509 - no threads
+        )
         self.started = time.monotonic()
+
+    def _lower_priority(self) -> None:
+        os.nice(self.nice)
 
     @property
     def pid(self) -> int | None:
@@ -68,14 +81,35 @@ class Command(BaseCommand):
             "--workers", type=int, default=int(os.environ.get("TASK_WORKERS", "2")),
             help="task worker processes",
         )  # fmt: skip
+        parser.add_argument(
+            "--ingest", type=int, default=int(os.environ.get("INGEST_CONCURRENCY", "0")),
+            help="web processes of their own for the drivers (0: none)",
+        )  # fmt: skip
+        parser.add_argument(
+            "--ingest-bind", default=os.environ.get("INGEST_BIND", ""),
+            help="where the drivers' web processes listen (default: the next port)",
+        )  # fmt: skip
+        parser.add_argument(
+            "--ingest-nice", type=int, default=int(os.environ.get("INGEST_NICE", "10")),
+            help="how much lower the drivers' web processes' CPU priority is",
+        )  # fmt: skip
 
-    def handle(self, bind, web, threads, workers, **options):
+    def handle(self, bind, web, threads, workers, ingest, ingest_bind, ingest_nice, **options):
         python = sys.executable
-        gunicorn = [
-            python, "-m", "gunicorn", "--config", "python:loopweb.gunicorn_conf",
-            "--bind", bind, "--workers", str(web), "--threads", str(threads), "loopweb.wsgi",
-        ]  # fmt: skip
-        children = [Child("web", gunicorn)] + [
+
+        def gunicorn(at: str, processes: int) -> list[str]:
+            return [
+                python, "-m", "gunicorn", "--config", "python:loopweb.gunicorn_conf",
+                "--bind", at, "--workers", str(processes), "--threads", str(threads),
+                "loopweb.wsgi",
+            ]  # fmt: skip
+
+        host, _, port = bind.rpartition(":")
+        ingest_bind = ingest_bind or f"{host}:{int(port) + 1}"
+        children = [Child("web", gunicorn(bind, web))]
+        if ingest:
+            children.append(Child("ingest", gunicorn(ingest_bind, ingest), nice=ingest_nice))
+        children += [
             Child(f"worker {i + 1}", [python, "manage.py", "run_worker"]) for i in range(workers)
         ]
         stopping: list[int] = []
@@ -87,11 +121,17 @@ class Command(BaseCommand):
         signal.signal(signal.SIGTERM, on_signal)
         for child in children:
             child.start()
-        host, _, port = bind.rpartition(":")
+        drivers = (
+            f"; drivers' web: gunicorn at http://{ingest_bind}/, {ingest} process(es), "
+            f"nice {ingest_nice}"
+            if ingest
+            else ""
+        )
+        task_workers = [c for c in children if c.name.startswith("worker")]
         self.stdout.write(
             f"Loopweb is serving at http://{host}:{port}/ — web: gunicorn, {web} process(es) × "
-            f"{threads} thread(s) (pid {children[0].pid}); task workers: {workers} "
-            f"(pids {', '.join(str(c.pid) for c in children[1:])}). Ctrl-C stops everything."
+            f"{threads} thread(s) (pid {children[0].pid}){drivers}; task workers: {workers} "
+            f"(pids {', '.join(str(c.pid) for c in task_workers)}). Ctrl-C stops everything."
         )
         self.stdout.flush()
         try:
