@@ -47,6 +47,9 @@ def main() -> int:
 
     settings.DEBUG = False  # no query log growing in memory while measuring
     call_command("migrate", verbosity=0)
+    from loopweb import memory
+
+    memory.settle()  # as the web processes and task workers do once loaded
     from bench.report import table
     from bench.runner import NOTES
     from bench.suite import history_rows, run_all

@@ -53,6 +53,13 @@ logconfig_dict = {
 }
 
 
+def post_worker_init(worker):
+    """The web process has loaded the app: what it holds now stays (``loopweb.memory``)."""
+    from loopweb import memory
+
+    memory.settle()
+
+
 def child_exit(server, worker):
     """A web process is gone (replaced, or killed): its metrics files stay, counted as a dead
     process's, so the machine's totals do not drop."""

@@ -23,6 +23,9 @@ class Command(BaseCommand):
         )
 
     def handle(self, interval, worker_id, metrics_port, **options):
+        from loopweb import memory
+
+        memory.settle()
         if metrics_port:
             from loopweb.ops.metrics import serve_worker_metrics
 
