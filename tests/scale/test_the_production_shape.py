@@ -131,6 +131,12 @@ def climb(owner, tmp_path, size: harness.Size, *, restart: bool, database_url: s
         if fleet is not None:
             fleet.stop()
         shape.stop()
+    # What the server said of its errors, to read a failure below by.
+    server_errors = [
+        line
+        for line in shape.process.output.splitlines()
+        if "Error" in line or "Traceback" in line or "Internal Server" in line
+    ][-40:]
 
     ladder.refresh_from_db()
     jobs = list(Job.objects.filter(origin__startswith=origin))
@@ -181,7 +187,7 @@ def climb(owner, tmp_path, size: harness.Size, *, restart: bool, database_url: s
         and re.search(r'status="5\d\d"', line)
         and 'status="503"' not in line
     ]
-    assert not errors, errors
+    assert not errors, (errors, server_errors)
 
 
 def _write(report: dict) -> None:
