@@ -5,10 +5,10 @@ import datetime as dt
 
 import pytest
 from django.db import connection
-from django.db.migrations.executor import MigrationExecutor
 
 from ladders.models import FinalStanding
 from tests.ladders.builders import climbers, make_ladder, versions
+from tests.migrating import migrate_to, migrate_to_latest
 
 BEFORE = [("ladders", "0007_final_standing_ending")]
 AFTER = [("ladders", "0008_final_standing_climbers_as_text")]
@@ -21,17 +21,10 @@ CLIMBERS = [
 ]
 
 
-def _migrate(targets):
-    executor = MigrationExecutor(connection)
-    executor.loader.build_graph()
-    executor.migrate(targets)
-    return executor.loader.project_state(targets).apps
-
-
 @pytest.mark.django_db(transaction=True)
 def test_a_standing_frozen_before_reads_the_same_after():
     try:
-        old = _migrate(BEFORE)
+        old = migrate_to(BEFORE)
         user = old.get_model("auth", "User").objects.create(username="olive")
         ladder = old.get_model("ladders", "Ladder").objects.create(owner_id=user.pk, name="l")
         at = dt.datetime(2030, 1, 1, tzinfo=dt.UTC)
@@ -41,12 +34,11 @@ def test_a_standing_frozen_before_reads_the_same_after():
         old.get_model("ladders", "FinalStanding").objects.create(
             dispatch_id=dispatch.pk, slot_counts={"skipped": 1}, climbers=CLIMBERS, frozen_at=at
         )
-        new = _migrate(AFTER)
+        new = migrate_to(AFTER)
         kept = new.get_model("ladders", "FinalStanding").objects.get(dispatch_id=dispatch.pk)
         assert kept.climbers == CLIMBERS
     finally:
-        executor = MigrationExecutor(connection)
-        executor.migrate(executor.loader.graph.leaf_nodes())
+        migrate_to_latest()
 
 
 def test_a_frozen_standing_round_trips(owner):

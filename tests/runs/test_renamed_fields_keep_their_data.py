@@ -4,8 +4,8 @@ renamed in place, so rows written before the rename read the same after it."""
 import datetime as dt
 
 import pytest
-from django.db import connection
-from django.db.migrations.executor import MigrationExecutor
+
+from tests.migrating import migrate_to, migrate_to_latest
 
 BEFORE = [("runs", "0002_job_started_and_changes"), ("ladders", "0004_climber_pinned_key")]
 AFTER = [("runs", "0003_combination_cell"), ("ladders", "0006_merge")]
@@ -19,17 +19,10 @@ CELL = {
 }
 
 
-def _migrate(targets):
-    executor = MigrationExecutor(connection)
-    executor.loader.build_graph()
-    executor.migrate(targets)
-    return executor.loader.project_state(targets).apps
-
-
 @pytest.mark.django_db(transaction=True)
 def test_jobs_runs_and_climbers_keep_their_combination_cells_and_keys():
     try:
-        old = _migrate(BEFORE)
+        old = migrate_to(BEFORE)
         user = old.get_model("auth", "User").objects.create(username="olive")
         pin = {"case": "c", "version": "1", "variant": "default", "engine": None}
         key = "c@1/default/-::aider|m1|acme"
@@ -55,11 +48,10 @@ def test_jobs_runs_and_climbers_keep_their_combination_cells_and_keys():
             dispatch_id=dispatch.pk, position=0, key="aider|m1|acme", cell=CELL
         )
 
-        new = _migrate(AFTER)
+        new = migrate_to(AFTER)
         assert new.get_model("runs", "Job").objects.get(pk=job.pk).combination_cell == CELL
         assert new.get_model("runs", "Run").objects.get(pk=run.pk).combination_cell == CELL
         row = new.get_model("ladders", "DispatchClimber").objects.get(pk=climber.pk)
         assert (row.combination_key, row.combination_cell) == ("aider|m1|acme", CELL)
     finally:
-        executor = MigrationExecutor(connection)
-        executor.migrate(executor.loader.graph.leaf_nodes())
+        migrate_to_latest()
