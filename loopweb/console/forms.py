@@ -42,7 +42,8 @@ def _number(raw: str):
     return raw
 
 
-def _optional(raw: str):
+def optional_number(raw: str):
+    """``_number``, with nothing typed read as none."""
     raw = raw.strip()
     return None if raw == "" else _number(raw)
 
@@ -154,7 +155,7 @@ class EditorState:
                     "version": r["version"],
                     "variant": r["variant"] or "default",
                     "engine": r["engine"] or None,
-                    "runs": _optional(r["runs"]),
+                    "runs": optional_number(r["runs"]),
                 }
                 for r in self.rungs
             ],
@@ -167,7 +168,7 @@ class EditorState:
                 "earlyStop": self.early_stop,
             },
             "runsPerCell": _number(self.runs_per_cell),
-            "runsInFlightLimit": _optional(self.limit),
+            "runsInFlightLimit": optional_number(self.limit),
             "retryCount": _number(self.retry_count),
             "outerAxis": self.outer_axis,
             "reviewers": [n for n in re.split(r"[\s,]+", self.reviewers) if n],

@@ -5,6 +5,7 @@ from dataclasses import dataclass
 
 from django.db.models import Q
 
+from loopweb.console.forms import optional_number
 from loopweb.runs.models import Run
 from signals_app.models import Signal
 from signals_app.selectors import read_run
@@ -15,19 +16,6 @@ PREVIEW_RUNS = 20
 
 def _names(raw: str) -> list[str]:
     return [name.strip() for name in raw.replace("\n", ",").split(",") if name.strip()]
-
-
-def _number(raw: str):
-    raw = raw.strip()
-    if not raw:
-        return None
-    try:
-        return int(raw)
-    except ValueError:
-        try:
-            return float(raw)
-        except ValueError:
-            return raw  # the rule's own check names the field
 
 
 @dataclass
@@ -68,13 +56,13 @@ class RuleInput:
             "description": self.description,
             "requires": _names(self.requires),
             "excludes_events": _names(self.excludes_events),
-            "window_days": _number(self.window_days),
+            "window_days": optional_number(self.window_days),
             "score": None,
         }
         if self.score_name.strip():
             body["score"] = {
                 "name": self.score_name.strip(),
-                "target": _number(self.score_target),
+                "target": optional_number(self.score_target),
                 "better": self.score_better,
             }
             if self.score_scale:
