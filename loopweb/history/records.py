@@ -11,7 +11,7 @@ import json
 from collections.abc import Sequence
 
 from django.db import IntegrityError, transaction
-from django.db.models import QuerySet
+from django.db.models import Exists, OuterRef, QuerySet
 
 from ladders import progress, shared_progress
 from ladders.models import Dispatch, DispatchStatus, FinalStanding
@@ -159,7 +159,11 @@ def keep(dispatch: Dispatch, final: FinalStanding | None = None) -> DispatchReco
         with transaction.atomic():
             record.save()
     except IntegrityError:
-        return DispatchRecord.objects.filter(dispatch_id=dispatch.dispatch_id).first()
+        # Another writer's record, committed first; any other integrity error is raised.
+        kept = DispatchRecord.objects.filter(dispatch_id=dispatch.dispatch_id).first()
+        if kept is None:
+            raise
+        return kept
     return record
 
 
@@ -168,7 +172,9 @@ def unrecorded(ladder_id: int | None = None) -> QuerySet[Dispatch]:
     ended = Dispatch.objects.exclude(status=DispatchStatus.RUNNING).filter(final__isnull=False)
     if ladder_id is not None:
         ended = ended.filter(ladder_id=ladder_id)
-    return ended.exclude(dispatch_id__in=DispatchRecord.objects.values("dispatch_id"))
+    # One probe of the unique index per dispatch, not the dispatch ids of every record kept.
+    recorded = DispatchRecord.objects.filter(dispatch_id=OuterRef("dispatch_id"))
+    return ended.filter(~Exists(recorded))
 
 
 def live(dispatch: Dispatch) -> DispatchRecord:

@@ -2,6 +2,8 @@
 written once from its frozen final standing (by a task the ending queues, or at once when a new
 Run replaces it or the history is read first); a new Run never changes an earlier record."""
 
+import pytest
+
 from ladders import services
 from ladders.models import Ladder
 from loopweb.history.models import DispatchRecord
@@ -201,3 +203,23 @@ def test_the_recover_chore_writes_a_record_a_failed_task_left_unwritten(owner):
     assert "wrote 1 dispatch record(s)" in chores.recover()
     assert DispatchRecord.objects.filter(ladder=ladder, status="stopped").count() == 1
     assert "wrote 0 dispatch record(s)" in chores.recover()
+
+
+def test_a_record_that_cannot_be_written_is_an_error_not_a_record_written_already(
+    owner, monkeypatch
+):
+    from django.db import IntegrityError
+
+    from loopweb.history import records
+
+    ladder = make_ladder(owner, versions(1), climbers(1))
+    services.start_dispatch(ladder=ladder, by=owner)
+    services.stop_dispatch(ladder=ladder, by=owner)
+
+    def refused(self, *args, **kwargs):
+        raise IntegrityError("null value in column")
+
+    monkeypatch.setattr(DispatchRecord, "save", refused)
+    dispatch = Ladder.objects.get(pk=ladder.pk).dispatch
+    with pytest.raises(IntegrityError):
+        records.keep(dispatch)

@@ -79,3 +79,11 @@ def test_drivers_are_served_apart_at_a_lower_priority(driver):
             assert response.status == 200 and json.loads(response.read()) == []
     finally:
         assert serve.stop() == 0, serve.output
+
+
+def test_an_ingest_address_is_asked_for_when_the_web_address_has_no_port():
+    from django.core.management import call_command
+    from django.core.management.base import CommandError
+
+    with pytest.raises(CommandError, match="--ingest-bind"):
+        call_command("serve", "--ingest", "1", "--bind", "unix:/tmp/loopweb.sock")

@@ -24,7 +24,7 @@ import sys
 import time
 
 from django.conf import settings
-from django.core.management.base import BaseCommand
+from django.core.management.base import BaseCommand, CommandError
 
 log = logging.getLogger("loopweb.ops")
 
@@ -105,7 +105,10 @@ class Command(BaseCommand):
             ]  # fmt: skip
 
         host, _, port = bind.rpartition(":")
-        ingest_bind = ingest_bind or f"{host}:{int(port) + 1}"
+        if ingest and not ingest_bind:
+            if not port.isdigit():
+                raise CommandError(f"Give --ingest-bind: {bind!r} has no port to follow.")
+            ingest_bind = f"{host}:{int(port) + 1}"
         children = [Child("web", gunicorn(bind, web))]
         if ingest:
             children.append(Child("ingest", gunicorn(ingest_bind, ingest), nice=ingest_nice))
