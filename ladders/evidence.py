@@ -13,6 +13,8 @@ Queries (see ``tests/ladders/test_query_budgets.py``):
 
 from collections import defaultdict
 from dataclasses import dataclass
+from itertools import groupby
+from operator import itemgetter
 
 from django.db import connection
 from django.db.models import Count, F, Max, Q, QuerySet, Window
@@ -190,13 +192,9 @@ def _slot_runs(cells: Q, max_target: int) -> dict[str, list[SlotRun]]:
     # Tens of thousands of plain rows: fetched straight from the cursor, without the ORM's
     # per-row machinery (none of these columns needs a converter).
     sql, params = rows.query.sql_with_params()
-    runs: dict[str, list[SlotRun]] = defaultdict(list)
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
-        rows = cursor.fetchall()
-    for key, run_id, outcome, rating, build_loaded, published in rows:
-        runs[key].append(SlotRun(run_id, outcome, rating, build_loaded, published))
-    return runs
+        return _by_cell(cursor.fetchall())
 
 
 def _slot_runs_by_cell(
@@ -205,7 +203,6 @@ def _slot_runs_by_cell(
     """``_slot_runs`` on PostgreSQL: for each cell, its first counted runs straight from the
     ``run_counted_in_cell`` index (a LATERAL join with a LIMIT), instead of ranking and sorting
     every counted run of every cell."""
-    runs: dict[str, list[SlotRun]] = defaultdict(list)
     with connection.cursor() as cursor:
         cursor.execute(
             f"""
@@ -226,9 +223,21 @@ def _slot_runs_by_cell(
             """,  # noqa: S608 - only models' table names are formatted in
             [dispatch_ids, unpinned, max_target],
         )
-        rows = cursor.fetchall()
-    for key, run_id, outcome, rating, build_loaded, published in rows:
-        runs[key].append(SlotRun(run_id, outcome, rating, build_loaded, published))
+        return _by_cell(cursor.fetchall())
+
+
+def _by_cell(rows: list[tuple]) -> dict[str, list[SlotRun]]:
+    """(cellKey, id, outcome, rating, build loaded, published) rows, each cell's in its order,
+    as each cell's slot runs. The rows of a cell come one after another (a run of rows at a
+    time is made into runs at once: tens of thousands of them for a large board)."""
+    runs: dict[str, list[SlotRun]] = {}
+    make = tuple.__new__  # SlotRun._make without its checks: the rows have its five fields
+    for key, group in groupby(rows, itemgetter(0)):
+        found = [make(SlotRun, row[1:]) for row in group]
+        if key in runs:  # the cell's rows came in more than one stretch: still in order
+            runs[key].extend(found)
+        else:
+            runs[key] = found
     return runs
 
 

@@ -8,6 +8,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from decimal import Decimal
 from enum import StrEnum
+from functools import lru_cache
 from itertools import islice
 from typing import Any, NamedTuple, Protocol
 
@@ -109,13 +110,24 @@ class Tally(NamedTuple):
         }
 
 
+@lru_cache(maxsize=256)
+def _reads(gate: Gate) -> dict[tuple[str, str | None, bool | None], Read]:
+    """How the gate has read each (outcome, rating, build loaded) seen so far: a large board
+    reads tens of thousands of runs of a handful of kinds."""
+    return {}
+
+
 def tally(runs: Iterable[ReadableRun], *, target: int, in_flight: int, gate: Gate) -> Tally:
     """Tally a slot: its runs (the first ``target`` counted runs of its cell) and its cell's jobs
     in flight, both read up to the target."""
     counted = passing = unrated = 0
+    reads = _reads(gate)
     for run in islice(runs, target):
         counted += 1
-        read = read_run(run, gate)
+        kind = (run.outcome, run.rating, run.build_loaded)
+        read = reads.get(kind)
+        if read is None:
+            read = reads[kind] = read_run(run, gate)
         if read is Read.PASS:
             passing += 1
         elif read is Read.UNRATED:

@@ -51,13 +51,16 @@ class Part:
     completed: frozenset[int]  # completed runs its slots hold
     runs: tuple[tuple[int, ...], ...] = ()  # the runs each of its slots reads, in slot order
     unreviewed: int = 0
-    encoded: bytes = field(default=b"", repr=False)
+    # The body JSON-encoded, made the first time a board is encoded (``encoded``).
+    encoding: bytes = field(default=b"", repr=False)
     # What this process's readers derive from the part (a console row), made once per part.
     memo: dict = field(default_factory=dict, repr=False, compare=False)
 
-    def __post_init__(self):
-        if not self.encoded:
-            self.encoded = encode(self.body)
+    @property
+    def encoded(self) -> bytes:
+        if not self.encoding:
+            self.encoding = encode(self.body)
+        return self.encoding
 
 
 @dataclass(slots=True)
@@ -171,8 +174,12 @@ def live_part(climber: ClimberStanding) -> Part:
         total += slot.target
         done += slot.done
         launched += slot.launched
-        runs.append(tuple(r.id for r in slot.runs))
-        completed.update(r.id for r in slot.runs if r.outcome == COMPLETED)
+        ids = []
+        for run in slot.runs:
+            ids.append(run.id)
+            if run.outcome == COMPLETED:
+                completed.add(run.id)
+        runs.append(tuple(ids))
     return Part(
         key=climber.combination_key,
         body=climber_json(climber),
@@ -264,7 +271,7 @@ def frozen_parts(
             launched=sum(in_flight),
             completed=frozenset(r for ids in climber["completed"] for r in ids),
             runs=tuple(tuple(ids) for ids in climber["runs"]),
-            encoded=previous[i].encoded if previous else b"",
+            encoding=previous[i].encoding if previous else b"",
         )
         if previous:
             part.memo = previous[i].memo  # the same body: the same rows
