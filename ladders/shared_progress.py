@@ -34,9 +34,10 @@ from dataclasses import dataclass, field
 from django.db import connection
 from rest_framework.utils.encoders import JSONEncoder
 
-from ladders import origins, progress
+from ladders import access, origins, progress
 from ladders.models import Dispatch, DispatchCell, Ladder
 from ladders.progress import Head, Part
+from ladders.selectors import ladders_for
 from loopweb import telemetry
 from loopweb.runs import changes
 from loopweb.runs.models import UNDER_WAY, Change, ChangeHorizon, Job
@@ -62,6 +63,7 @@ class Look:
     horizon: int
     under_way: int
     changes: list[tuple[int, int, str]]
+    seen: bool = True  # whether the viewer the look was for may see the ladder
 
     def keys(self) -> set[str]:
         return {key for _, _, key in self.changes}
@@ -133,19 +135,20 @@ def _slot(ladder_id: int) -> _Slot:
 # Looking -----------------------------------------------------------------------------------
 
 
-def _look(ladder_id: int, since: str | None) -> Look:
+def _look(ladder_id: int, since: str | None, viewer=None) -> Look:
     """One query (on PostgreSQL): the snapshot token, the pruning horizon, the ladder's jobs under
-    way, and the changes of the ladder, the catalog and the dispatch's cells that the token
-    ``since`` did not see."""
+    way, the changes of the ladder, the catalog and the dispatch's cells that the token ``since``
+    did not see, and, given a ``viewer``, whether they may see the ladder."""
     keys = [changes.ladder_key(ladder_id), changes.CATALOG]
     # The jobs under way that Stop and cancel running would cancel (``progress.under_way``).
     prefix = f"{origins.ladder_prefix(ladder_id)}%"
     if connection.vendor == "postgresql":
         snapshot = changes.snapshot_of(since) if since else None
+        sees = access.SEES_SQL if viewer is not None else "true"
         with connection.cursor() as cursor:
             cursor.execute(
                 f"""
-                SELECT pg_current_snapshot()::text,
+                SELECT pg_current_snapshot()::text, {sees},
                   COALESCE((SELECT max(pruned_below) FROM {ChangeHorizon._meta.db_table}), 0),
                   (SELECT count(*) FROM {Job._meta.db_table}
                    WHERE status = ANY(%(under_way)s) AND origin LIKE %(prefix)s),
@@ -165,17 +168,18 @@ def _look(ladder_id: int, since: str | None) -> Look:
                     "prefix": prefix,
                     "snapshot": snapshot,
                     "keys": keys,
-                    "ladder": ladder_id,
+                    **(access.sees_params(viewer, ladder_id) if viewer else {"ladder": ladder_id}),
                 },
             )
-            current, horizon, under_way, found = cursor.fetchone()
-        return Look(changes.token_of(current), horizon, under_way, [tuple(r) for r in found])
+            current, seen, horizon, under_way, found = cursor.fetchone()
+        return Look(changes.token_of(current), horizon, under_way, [tuple(r) for r in found], seen)
     token = changes.counter_token()
     entries = []
     if since:
         cells = DispatchCell.objects.filter(dispatch__ladder_id=ladder_id)
         entries = changes.unseen(since, keys=keys, cells=cells)
-    return Look(token, changes.horizon(), progress.under_way(ladder_id), entries)
+    seen = viewer is None or ladders_for(viewer).filter(pk=ladder_id).exists()
+    return Look(token, changes.horizon(), progress.under_way(ladder_id), entries, seen)
 
 
 def _parse(version: str | None) -> tuple[str, int] | None:
@@ -197,14 +201,23 @@ def _followable(look: Look, token: str, board: Board | None = None) -> bool:
     return board is None or not (look.keys() & set(board.keys()))
 
 
-def unchanged_since(ladder: Ladder, version: str | None) -> str | None:
-    """The version, if nothing the board shows has changed since it was computed: a 304 without
-    computing anything. None otherwise."""
+def _an_id(ladder_id: int) -> bool:
+    """Whether a ladder could have this id (a path's digits may name none the column holds)."""
+    low, high = connection.ops.integer_field_range(Ladder._meta.pk.get_internal_type())
+    return (low is None or ladder_id >= low) and (high is None or ladder_id <= high)
+
+
+def unchanged_since(viewer, ladder_id: int, version: str | None) -> str | None:
+    """The version, if the viewer may see the ladder and nothing its board shows has changed
+    since it was computed: a 304 without computing anything, in one query. None otherwise (the
+    read goes on as any other, and finds the ladder or not)."""
     parsed = _parse(version)
-    if parsed is None:
+    if parsed is None or not _an_id(ladder_id):
         return None
     token, under_way = parsed
-    look = _look(ladder.pk, token)
+    look = _look(ladder_id, token, viewer)
+    if not look.seen:
+        return None
     if look.changes or look.under_way != under_way or not _followable(look, token):
         return None
     return version.strip().strip('"')

@@ -228,10 +228,12 @@ class LadderViewSet(viewsets.GenericViewSet):
     )
     @action(detail=True, methods=["get"])
     def progress(self, request, pk=None):
-        ladder = self.get_object()
+        # Polled by every viewer: a current version is answered 304 by one query, which also
+        # tells whether this reader may see the ladder (else the read below answers 404).
         for version in _client_versions(request):
-            if shared_progress.unchanged_since(ladder, version):
+            if shared_progress.unchanged_since(request.user, int(pk), version):
                 return _tagged(HttpResponse(status=304), version)
+        ladder = self.get_object()
         board = shared_progress.read(ladder)
         if "since" in request.query_params:
             delta = shared_progress.since(ladder, board, request.query_params["since"])

@@ -21,11 +21,14 @@ class HashedTokenAuthentication(authentication.BaseAuthentication):
             raw = header[1].decode()
         except UnicodeError as exc:
             raise exceptions.AuthenticationFailed("Invalid token header.") from exc
-        token = (
-            ApiToken.objects.select_related("user", "user__account")
-            .filter(digest=token_digest(raw))
-            .first()
-        )
+        try:
+            # A digest is unique: ``get`` asks for it without the ordering ``first`` would add
+            # to a query every API request makes.
+            token = ApiToken.objects.select_related("user", "user__account").get(
+                digest=token_digest(raw)
+            )
+        except ApiToken.DoesNotExist:
+            token = None
         if token is None or not token.user.is_active:
             raise exceptions.AuthenticationFailed("Invalid token.")
         if token.expires_at is not None and token.expires_at <= timezone.now():

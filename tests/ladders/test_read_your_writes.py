@@ -183,6 +183,35 @@ def test_progress_answers_an_etag_and_304_while_nothing_changed(owner, owner_api
     assert changed.json()["climbers"][0]["slots"][0]["tally"]["counted"] == 1
 
 
+@pytest.mark.postgres  # one look is PostgreSQL's; SQLite reads the same in several queries
+def test_a_304_costs_the_token_and_one_look(owner, owner_api, django_assert_max_num_queries):
+    ladder = started(owner, n_climbers=3, n_rungs=3)
+    tag = progress(owner_api, ladder).headers["ETag"]
+    # The token's query, then one look that also tells whether the reader may see the ladder.
+    with django_assert_max_num_queries(2):
+        assert progress(owner_api, ladder, HTTP_IF_NONE_MATCH=tag).status_code == 304
+
+
+def test_a_current_version_is_no_key_to_a_board_the_reader_may_not_see(
+    owner, owner_api, outsider_api, reviewer, reviewer_api, staff, token_client
+):
+    """Whoever ``ladders_for`` lets see the ladder is answered 304; nobody else is."""
+    ladder = started(owner)
+    ladder.reviewers.add(reviewer)
+    tag = progress(owner_api, ladder).headers["ETag"]
+    assert progress(reviewer_api, ladder, HTTP_IF_NONE_MATCH=tag).status_code == 304
+    assert progress(token_client(staff), ladder, HTTP_IF_NONE_MATCH=tag).status_code == 304
+
+    refused = outsider_api.get(f"/api/ladders/{ladder.pk}/progress", HTTP_IF_NONE_MATCH=tag)
+    assert refused.status_code == 404
+    ladder.reviewers.remove(reviewer)
+    removed = reviewer_api.get(f"/api/ladders/{ladder.pk}/progress", HTTP_IF_NONE_MATCH=tag)
+    assert removed.status_code == 404
+    for missing in ("987654", "9" * 30):
+        answer = owner_api.get(f"/api/ladders/{missing}/progress", HTTP_IF_NONE_MATCH=tag)
+        assert answer.status_code == 404, missing
+
+
 def test_since_answers_only_the_climbers_changed_since_that_version(owner, owner_api, driver):
     ladder = started(owner, n_climbers=3)
     first = progress(owner_api, ladder)
