@@ -101,10 +101,15 @@ def running_ladder(*, climbers: int, rungs: int, tag: str) -> Ladder:
 
 
 def passes(ladder: Ladder, stop: threading.Event) -> None:
-    """The task worker's part: a launch pass whenever runs have landed, until ``stop``."""
+    """The task worker's part: a launch pass whenever runs have landed (as each push queues
+    one), until ``stop``."""
+    seen = None
     try:
         while not stop.is_set():
-            services.run_launch_pass(ladder_id=ladder.pk)
+            latest = Run.objects.order_by("-id").values_list("id", flat=True).first()
+            if latest != seen:
+                seen = latest
+                services.run_launch_pass(ladder_id=ladder.pk)
             stop.wait(0.05)
     finally:
         close_old_connections()
