@@ -12,18 +12,21 @@ Queries (see ``tests/ladders/test_query_budgets.py``):
 """
 
 from collections import defaultdict
+from collections.abc import Iterable
 from dataclasses import dataclass
 from itertools import groupby
 from operator import itemgetter
 
 from django.db import connection
 from django.db.models import Count, F, Max, Q, QuerySet, Window
+from django.db.models.expressions import RawSQL
 from django.db.models.functions import RowNumber
 
 from ladders import origins
 from ladders.gate import Gate
 from ladders.models import Dispatch, DispatchCell, DispatchClimber
 from ladders.standing import ClimberInput, Evidence, Failure, RungSnap, SlotRun
+from loopweb.runs.arrays import in_cells
 from loopweb.runs.cells import CasePin, CombinationCell, cell_key
 from loopweb.runs.models import IN_FLIGHT, NOT_STARTED, Job, JobStatus, Outcome, Run
 from loopweb.runs.resolve import CatalogView, Unresolvable, combination_cell, launch_problem
@@ -132,24 +135,21 @@ def load(dispatches: list[Dispatch], *, only: set[str] | None = None) -> list[Lo
         )
 
     if only is not None:
-        # The chosen climbers' own cells, as parameters: a handful, not the dispatch's thousands.
-        chosen = sorted(
-            {
-                cell_key(r.pin, item.pinned)
-                for item in loaded[0].inputs
-                for r in loaded[0].rungs
-                if item.pinned is not None
-            }
+        # The chosen climbers' own cells: every rung's pin with each one's pinned combination
+        # cell, joined by the database (a handful of cells, not the dispatch's thousands).
+        chosen = in_cells(
+            (r.pin_key for r in loaded[0].rungs),
+            (item.pinned.key for item in loaded[0].inputs if item.pinned is not None),
         )
         cells = Q(cell_key__in=chosen)
-        dispatch_ids, unpinned = [], set(chosen)
+        cells_sql = chosen
     else:
-        dispatch_ids = list(by_id)
         cells = Q(cell_key__in=DispatchCell.objects.filter(dispatch__in=by_id).values("cell_key"))
         if unpinned:
             cells |= Q(cell_key__in=unpinned)
+        cells_sql = _held_cells(list(by_id), unpinned)
     if connection.vendor == "postgresql":
-        runs = _slot_runs_by_cell(dispatch_ids, sorted(unpinned), max_target)
+        runs = _slot_runs_by_cell(cells_sql, max_target)
     else:
         runs = _slot_runs(cells, max_target)
     cell_in_flight = _cell_in_flight(cells)
@@ -197,22 +197,26 @@ def _slot_runs(cells: Q, max_target: int) -> dict[str, list[SlotRun]]:
         return _by_cell(cursor.fetchall())
 
 
-def _slot_runs_by_cell(
-    dispatch_ids: list[int], unpinned: list[str], max_target: int
-) -> dict[str, list[SlotRun]]:
-    """``_slot_runs`` on PostgreSQL: for each cell, its first counted runs straight from the
-    ``run_counted_in_cell`` index (a LATERAL join with a LIMIT), instead of ranking and sorting
-    every counted run of every cell."""
+def _held_cells(dispatch_ids: list[int], unpinned: Iterable[str]) -> RawSQL:
+    """The cells the dispatches hold and the ``unpinned`` ones, as a subquery (PostgreSQL)."""
+    table = DispatchCell._meta.db_table
+    return RawSQL(  # noqa: S611 - our own statement, its values as parameters
+        f"SELECT cell_key FROM {table} WHERE dispatch_id = ANY(%s)"  # noqa: S608
+        " UNION SELECT unnest(%s::varchar[])",
+        (dispatch_ids, sorted(unpinned)),
+    )
+
+
+def _slot_runs_by_cell(cells: RawSQL, max_target: int) -> dict[str, list[SlotRun]]:
+    """``_slot_runs`` on PostgreSQL, for the cells the subquery ``cells`` names: for each cell,
+    its first counted runs straight from the ``run_counted_in_cell`` index (a LATERAL join with a
+    LIMIT), instead of ranking and sorting every counted run of every cell."""
     with connection.cursor() as cursor:
         cursor.execute(
             f"""
             SELECT cells.cell_key, r.id, r.outcome, r.validator_rating, r.build_loaded,
                    r.published
-            FROM (
-                SELECT cell_key FROM {DispatchCell._meta.db_table} WHERE dispatch_id = ANY(%s)
-                UNION
-                SELECT unnest(%s::varchar[])
-            ) AS cells
+            FROM ({cells.sql}) AS cells (cell_key)
             CROSS JOIN LATERAL (
                 SELECT id, outcome, validator_rating, build_loaded, published
                 FROM {Run._meta.db_table}
@@ -220,8 +224,8 @@ def _slot_runs_by_cell(
                 ORDER BY finished_at, id
                 LIMIT %s
             ) AS r
-            """,  # noqa: S608 - only models' table names are formatted in
-            [dispatch_ids, unpinned, max_target],
+            """,  # noqa: S608 - only models' table names and our subquery are formatted in
+            [*cells.params, max_target],
         )
         return _by_cell(cursor.fetchall())
 

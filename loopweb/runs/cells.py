@@ -67,9 +67,14 @@ def cell_key(pin: CasePin, combination: CombinationCell) -> str:
     return joined_cell_key(pin.key, combination.key)
 
 
+#: Between a cell key's case pin and its combination cell (``loopweb.runs.arrays.in_cells`` joins
+#: them in SQL the same way).
+CELL_KEY_JOIN = "::"
+
+
 def joined_cell_key(pin_key: str, combination_key: str) -> str:
     """``cell_key`` from keys already made (for loops over thousands of cells)."""
-    return f"{pin_key}::{combination_key}"
+    return f"{pin_key}{CELL_KEY_JOIN}{combination_key}"
 
 
 def combination_key_of(key: str) -> str:

@@ -5,7 +5,8 @@ from django.db.models import Q
 
 from ladders import evidence, selectors, services
 from ladders.models import Dispatch, DispatchCell, DispatchClimber
-from loopweb.runs.cells import CasePin
+from loopweb.runs.arrays import in_cells
+from loopweb.runs.cells import CasePin, combination_key_of
 from loopweb.runs.models import Job, Run
 from tests.ladders.builders import (
     BROKEN,
@@ -25,7 +26,7 @@ from tests.ladders.builders import (
     versions,
     work,
 )
-from tests.runs.helpers import at, hand_job
+from tests.runs.helpers import at, hand_job, pin_of
 
 
 def slot(board: dict, climber_key: str, index: int) -> dict:
@@ -467,9 +468,16 @@ def test_both_ways_of_reading_the_first_runs_read_the_same_runs(owner, driver):
     dispatches = list(Dispatch.objects.filter(ladder__in=[shared, other]))
     loose = Run.objects.get(combination=combos[2]).cell_key
 
-    by_cell = evidence._slot_runs_by_cell([d.pk for d in dispatches], [loose], 3)
+    held_cells = evidence._held_cells([d.pk for d in dispatches], [loose])
+    by_cell = evidence._slot_runs_by_cell(held_cells, 3)
     held = DispatchCell.objects.filter(dispatch__in=dispatches).values("cell_key")
     ranked = evidence._slot_runs(Q(cell_key__in=held) | Q(cell_key__in=[loose]), 3)
 
     assert by_cell == ranked
     assert sum(map(len, by_cell.values())) == 6  # 3 + 1 + 1 + 1, the infrastructure run left out
+    # Some climbers' cells, named as every rung's pin with each one's combination cell.
+    pins = [pin_of(first).key, pin_of(second).key]
+    combination = combination_key_of(Run.objects.filter(combination=combos[0])[0].cell_key)
+    chosen = in_cells(pins, [combination])
+    assert evidence._slot_runs_by_cell(chosen, 3) == evidence._slot_runs(Q(cell_key__in=chosen), 3)
+    assert sum(map(len, evidence._slot_runs(Q(cell_key__in=chosen), 3).values())) == 4
