@@ -161,7 +161,11 @@ def _look(ladder_id: int, since: str | None, viewer=None) -> Look:
                       SELECT 1 FROM {DispatchCell._meta.db_table} AS d
                       WHERE d.cell_key = c.key AND d.dispatch_id = (
                         SELECT id FROM {Dispatch._meta.db_table}
-                        WHERE ladder_id = %(ladder)s)))), '[]') END
+                        WHERE ladder_id = %(ladder)s)
+                      -- Each unseen change probes the cells' unique index, never a hash of
+                      -- all of a large dispatch's cells (which the planner may pick, and
+                      -- OFFSET 0 keeps it from).
+                      OFFSET 0))), '[]') END
                 """,  # noqa: S608 - only models' table names are formatted in
                 {
                     "under_way": list(UNDER_WAY),
