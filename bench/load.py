@@ -13,7 +13,7 @@ from django.db import close_old_connections, connection
 from django.test import Client
 from django.utils import timezone
 
-from bench.data import CHECKLIST, user
+from bench.data import CHECKLIST, settle_statistics, user
 from bench.measure import Timing, interleaved
 from bench.production import ProductionServer
 from bench.runner import Row
@@ -97,6 +97,7 @@ def running_ladder(*, climbers: int, rungs: int, tag: str) -> Ladder:
     # Nothing else is waiting for a driver: every claimed job is this ladder's.
     Job.objects.filter(status__in=[JobStatus.QUEUED, JobStatus.PENDING]).update(status="canceled")
     services.start_dispatch(ladder=ladder)
+    settle_statistics()
     return Ladder.objects.get(pk=ladder.pk)
 
 
