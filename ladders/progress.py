@@ -12,6 +12,7 @@ ended dispatch's from its final standing, written when it ended, with only the c
 jobs still in flight read live.
 """
 
+import hashlib
 import json
 from collections import Counter
 from collections.abc import Iterable
@@ -51,8 +52,9 @@ class Part:
     completed: frozenset[int]  # completed runs its slots hold
     runs: tuple[tuple[int, ...], ...] = ()  # the runs each of its slots reads, in slot order
     unreviewed: int = 0
-    # The body JSON-encoded, made the first time a board is encoded (``encoded``).
+    # The body JSON-encoded and its digest, made the first time a board is encoded.
     encoding: bytes = field(default=b"", repr=False)
+    digested: bytes = field(default=b"", repr=False)
     # What this process's readers derive from the part (a console row), made once per part.
     memo: dict = field(default_factory=dict, repr=False, compare=False)
 
@@ -61,6 +63,13 @@ class Part:
         if not self.encoding:
             self.encoding = encode(self.body)
         return self.encoding
+
+    @property
+    def digest(self) -> bytes:
+        """A digest of the encoded body: a board's version names its parts by theirs."""
+        if not self.digested:
+            self.digested = hashlib.blake2b(self.encoded, digest_size=8).digest()
+        return self.digested
 
 
 @dataclass(slots=True)
@@ -272,6 +281,7 @@ def frozen_parts(
             completed=frozenset(r for ids in climber["completed"] for r in ids),
             runs=tuple(tuple(ids) for ids in climber["runs"]),
             encoding=previous[i].encoding if previous else b"",
+            digested=previous[i].digested if previous else b"",
         )
         if previous:
             part.memo = previous[i].memo  # the same body: the same rows

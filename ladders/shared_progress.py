@@ -81,9 +81,10 @@ class Board:
     figures: dict | None = None
     version: str = ""
     front: bytes = b""  # the encoded board up to its climbers
-    encoded: bytes = b""
     by_cell: dict[str, list[int]] = field(default_factory=dict)
-    _gzipped: bytes | None = None
+    #: The whole board encoded, and gzipped, each made once when first read: shared with the
+    #: same board looked at again later (``_looked_again``).
+    encodings: dict[str, bytes] = field(default_factory=dict, repr=False)
     #: When (``_now``) the look at the database this board was computed or checked by began.
     looked_at: float = 0.0
     #: What this process's readers derive from the whole board (the history's live record),
@@ -97,11 +98,23 @@ class Board:
         return body
 
     @property
+    def encoded(self) -> bytes:
+        """The whole board encoded, climbers from their own encodings (for viewers that read it
+        whole: most polls read only the climbers that changed, ``since``)."""
+        found = self.encodings.get("json")
+        if found is None:
+            climbers = b",".join(part.encoded for part in self.parts)
+            found = self.front + climbers + b'],"version":' + _encode(self.version) + b"}"
+            self.encodings["json"] = found
+        return found
+
+    @property
     def gzipped(self) -> bytes:
         """The encoded board, compressed once for every viewer that accepts gzip."""
-        if self._gzipped is None:
-            self._gzipped = gzip.compress(self.encoded, compresslevel=5, mtime=0)
-        return self._gzipped
+        found = self.encodings.get("gzip")
+        if found is None:
+            found = self.encodings["gzip"] = gzip.compress(self.encoded, compresslevel=5, mtime=0)
+        return found
 
     def keys(self) -> list[str]:
         return [changes.ladder_key(self.ladder_id), changes.CATALOG]
@@ -299,7 +312,8 @@ def _index(board: Board) -> None:
 
 
 def _finish(board: Board) -> None:
-    """Sum the figures and encode the board once, climbers from their own encodings."""
+    """Sum the figures, encode the board's front, and name the board by a digest of the front
+    and of each climber's encoding (made once per climber)."""
     ladder = dict(board.head.ladder)
     figures = None
     if board.dispatch is not None:
@@ -315,11 +329,11 @@ def _finish(board: Board) -> None:
         + _encode(figures)
         + b',"climbers":['
     )
-    climbers = b",".join(part.encoded for part in board.parts)
-    digest = hashlib.blake2b(front + climbers, digest_size=8).hexdigest()
-    board.version = f"{board.token}.{board.under_way}.{digest}"
+    digest = hashlib.blake2b(front, digest_size=8)
+    for part in board.parts:
+        digest.update(part.digest)
+    board.version = f"{board.token}.{board.under_way}.{digest.hexdigest()}"
     board.front = front
-    board.encoded = front + climbers + b'],"version":' + _encode(board.version) + b"}"
 
 
 # Reading ---------------------------------------------------------------------------------------
@@ -372,10 +386,9 @@ def _looked_again(board: Board, look: Look) -> Board:
         figures=board.figures,
         version=board.version,
         front=board.front,
-        encoded=board.encoded,
         by_cell=board.by_cell,
-        _gzipped=board._gzipped,
-        memo=board.memo,  # the same board
+        encodings=board.encodings,  # the same board
+        memo=board.memo,
     )
 
 
