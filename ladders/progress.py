@@ -23,7 +23,7 @@ from django.db.models import Q
 
 from ladders import evidence
 from ladders.models import Dispatch, DispatchCell, DispatchStatus, FinalStanding, Ladder, Rung
-from ladders.standing import ClimberStanding, Standing, evaluate
+from ladders.standing import ClimberStanding, SlotStanding, Standing, evaluate
 from ladders.statuses import BLOCKED, NEEDS_ATTENTION, NOT_RUN_YET, RUNNING, SLOT_STATUSES
 from loopweb.runs.arrays import in_ids
 from loopweb.runs.models import UNDER_WAY, CaseVersion, Outcome, Review
@@ -143,7 +143,8 @@ def standing_of(loaded: evidence.Loaded, *, running: bool) -> Standing:
     )
 
 
-def climber_json(climber: ClimberStanding) -> dict:
+def climber_json(climber: ClimberStanding, slots: list[dict] | None = None) -> dict:
+    """The climber as progress shows it; ``slots``: its slots' JSON, if made already."""
     current = next((s for s in climber.slots if s.rung == climber.current_rung), None)
     return {
         "key": climber.combination_key,
@@ -155,15 +156,16 @@ def climber_json(climber: ClimberStanding) -> dict:
         "currentRung": climber.current_rung,
         "cellKey": current.cell_key if current else None,
         "tally": climber.tally.as_json() if climber.tally else None,
-        "slots": [
-            {
-                "rung": s.rung,
-                "status": s.status,
-                "cellKey": s.cell_key,
-                "tally": s.tally.as_json() if s.tally else None,
-            }
-            for s in climber.slots
-        ],
+        "slots": [slot_json(s) for s in climber.slots] if slots is None else slots,
+    }
+
+
+def slot_json(slot: SlotStanding) -> dict:
+    return {
+        "rung": slot.rung,
+        "status": slot.status,
+        "cellKey": slot.cell_key,
+        "tally": slot.tally.as_json() if slot.tally else None,
     }
 
 
@@ -174,7 +176,7 @@ def completed_runs(climber: ClimberStanding) -> list[list[int]]:
 
 def live_part(climber: ClimberStanding) -> Part:
     # One walk over the slots (ten thousand of them on a large board).
-    cells, statuses, runs, completed = set(), Counter(), [], set()
+    cells, statuses, runs, completed, slots = set(), Counter(), [], set(), []
     total = done = launched = 0
     for slot in climber.slots:
         if slot.cell_key:
@@ -189,9 +191,10 @@ def live_part(climber: ClimberStanding) -> Part:
             if run.outcome == COMPLETED:
                 completed.add(run.id)
         runs.append(tuple(ids))
+        slots.append(slot_json(slot))
     return Part(
         key=climber.combination_key,
-        body=climber_json(climber),
+        body=climber_json(climber, slots),
         cells=frozenset(cells),
         pinned=climber.combination_cell is not None and not climber.pin_now,
         status=climber.status,
