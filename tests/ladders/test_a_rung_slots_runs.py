@@ -475,6 +475,12 @@ def test_both_ways_of_reading_the_first_runs_read_the_same_runs(owner, driver):
 
     assert by_cell == ranked
     assert sum(map(len, by_cell.values())) == 6  # 3 + 1 + 1 + 1, the infrastructure run left out
+    # One dispatch's cells alone (each held once: nothing to make distinct).
+    [one] = [d for d in dispatches if d.ladder_id == shared.pk]
+    alone = evidence._slot_runs_by_cell(evidence._held_cells([one.pk], []), 3)
+    its_cells = DispatchCell.objects.filter(dispatch=one).values("cell_key")
+    assert alone == evidence._slot_runs(Q(cell_key__in=its_cells), 3)
+    assert sum(map(len, alone.values())) == 5  # 3 + 1 + 1
     # Some climbers' cells, named as every rung's pin with each one's combination cell.
     pins = [pin_of(first).key, pin_of(second).key]
     combination = combination_key_of(Run.objects.filter(combination=combos[0])[0].cell_key)
