@@ -237,28 +237,25 @@ def _climb(
 
     stopped_at = None  # index of the current or failed rung
     combination_key = cell.key
+    # Read once: this loop runs for every slot of the board (ten thousand on a large one).
+    cell_runs, launched, in_flight = (
+        evidence.runs,
+        evidence.launched_in_flight,
+        evidence.cell_in_flight,
+    )
+    slots, verdicts = standing.slots, climber.verdicts
     for index, rung in enumerate(rungs):
         key = joined_cell_key(rung.pin_key, combination_key)
-        runs = evidence.runs.get(key, NO_RUNS)[: rung.target]
+        runs = cell_runs.get(key, NO_RUNS)[: rung.target]
         slot = SlotStanding(
-            rung=rung.id,
-            status=PENDING,
-            cell_key=key,
-            target=rung.target,
-            counted=len(runs),
-            launched=evidence.launched_in_flight.get((rung.id, key), 0),
+            rung.id, PENDING, key, rung.target, len(runs), launched.get((rung.id, key), 0)
         )
-        standing.slots.append(slot)
+        slots.append(slot)
         if stopped_at is not None:
             continue
         slot.runs = runs
-        slot.tally = tally(
-            runs,
-            target=rung.target,
-            in_flight=evidence.cell_in_flight.get(key, 0),
-            gate=gate,
-        )
-        verdict = climber.verdicts.get(rung.id)
+        slot.tally = tally(runs, target=rung.target, in_flight=in_flight.get(key, 0), gate=gate)
+        verdict = verdicts.get(rung.id)
         if verdict is None:
             decided = decide(slot.tally, gate)
             if decided is not None:
