@@ -77,15 +77,32 @@ def token_of(snapshot: str) -> str:
     return f"{xmin}_{xmax}_{running.replace(',', '-')}"
 
 
+#: The largest transaction id a stamp (a ``bigint``) can hold.
+MAX_XID = 2**63 - 1
+
+
+def _xid(text: str) -> int | None:
+    if not (text.isascii() and text.isdigit()):
+        return None
+    xid = int(text)
+    return xid if 1 <= xid <= MAX_XID else None
+
+
 def snapshot_of(token: str) -> str | None:
-    """The PostgreSQL snapshot a token names, or None if it names none."""
+    """The PostgreSQL snapshot a token names, or None if it names none PostgreSQL would take: a
+    token comes back from clients, as their text (``xmin ≤ xmax``, the running transactions
+    between them, in order)."""
     parts = token.split("_")
-    if len(parts) != 3 or not (parts[0].isdigit() and parts[1].isdigit()):
+    if len(parts) != 3:
         return None
-    running = [x for x in parts[2].split("-") if x]
-    if not all(x.isdigit() for x in running):
+    xmin, xmax = _xid(parts[0]), _xid(parts[1])
+    listed = [_xid(x) for x in parts[2].split("-") if x]
+    running = [x for x in listed if x is not None]
+    if xmin is None or xmax is None or xmin > xmax or len(running) != len(listed):
         return None
-    return f"{parts[0]}:{parts[1]}:{','.join(running)}"
+    if any(not xmin <= x < xmax for x in running) or running != sorted(running):
+        return None
+    return f"{xmin}:{xmax}:{','.join(map(str, running))}"
 
 
 def floor_of(token: str) -> int | None:
@@ -93,9 +110,8 @@ def floor_of(token: str) -> int | None:
     if _postgres():
         snapshot = snapshot_of(token)
         return None if snapshot is None else int(snapshot.split(":")[0])
-    if token.startswith("n") and token[1:].isdigit():
-        return int(token[1:]) + 1
-    return None
+    counter = _xid(token[1:]) if token.startswith("n") else None
+    return None if counter is None else counter + 1
 
 
 def counter_token() -> str:

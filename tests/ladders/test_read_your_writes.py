@@ -233,6 +233,30 @@ def test_since_answers_only_the_climbers_changed_since_that_version(owner, owner
     assert again.json()["climbers"] == []
 
 
+@pytest.mark.parametrize(
+    "version",
+    [
+        "99999999999999999999999_99999999999999999999999_.0.d",  # beyond a transaction id
+        "1000_5_.0.d",  # xmin after xmax
+        "5_1000_3-2000.0.d",  # running transactions outside xmin..xmax
+        "5_1000_9-7.0.d",  # running transactions out of order
+        "0_0_.0.d",  # no transaction is 0
+        "٣_٤_.0.d",  # digits, but not ASCII ones
+        "3_9_.99999999999999999999999999.d",  # jobs under way beyond any count
+        "n99999999999999999999999.0.d",  # SQLite's counter, beyond any stamp
+    ],
+)
+def test_a_version_no_snapshot_could_have_is_answered_the_whole_board(owner, owner_api, version):
+    """A client's version is its own text: one naming a snapshot PostgreSQL would refuse is
+    a version that cannot be followed (the whole board, 200), never a 500."""
+    ladder = started(owner, n_climbers=2)
+    held = progress(owner_api, ladder, HTTP_IF_NONE_MATCH=f'"{version}"')
+    assert held.status_code == 200 and len(held.json()["climbers"]) == 2
+    since = owner_api.get(f"/api/ladders/{ladder.pk}/progress?since={version}")
+    assert since.status_code == 200, since.content
+    assert since.json()["since"] is None and len(since.json()["climbers"]) == 2
+
+
 def test_since_an_unknown_version_answers_the_whole_board(owner, owner_api):
     ladder = started(owner, n_climbers=2)
     whole = owner_api.get(f"/api/ladders/{ladder.pk}/progress?since=nonsense").json()
