@@ -17,6 +17,7 @@ from rest_framework.response import Response
 from ladders import access, selectors, services, shared_progress
 from ladders.api import serializers as s
 from ladders.models import Ladder
+from loopweb.runs.api.fields import MAX_ID
 
 ACCEPTS_GZIP = re.compile(r"\bgzip\b")
 ProgressResponse = OpenApiResponse(description="The ladder's progress board (see API.md).")
@@ -230,9 +231,10 @@ class LadderViewSet(viewsets.GenericViewSet):
     def progress(self, request, pk=None):
         # Polled by every viewer: a current version is answered 304 by one query, which also
         # tells whether this reader may see the ladder (else the read below answers 404).
-        for version in _client_versions(request):
-            if shared_progress.unchanged_since(request.user, int(pk), version):
-                return _tagged(HttpResponse(status=304), version)
+        if 1 <= int(pk) <= MAX_ID:  # an id a ladder could have (the path takes any digits)
+            for version in _client_versions(request):
+                if shared_progress.unchanged_since(request.user, int(pk), version):
+                    return _tagged(HttpResponse(status=304), version)
         ladder = self.get_object()
         board = shared_progress.read(ladder)
         if "since" in request.query_params:
