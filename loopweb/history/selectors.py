@@ -18,14 +18,17 @@ def records_of(ladder: Ladder) -> QuerySet[DispatchRecord]:
     unrecorded = records.unrecorded(ladder.pk).first()
     if unrecorded is not None:
         records.keep(unrecorded)
-    return DispatchRecord.objects.filter(ladder=ladder).defer("slots").order_by("-id")
+    return _listed(ladder)
 
 
 def recent(ladder: Ladder, n: int) -> list[DispatchRecord]:
-    """The ladder's last ``n`` records, oldest first (read after ``records_of``)."""
-    return list(
-        reversed(DispatchRecord.objects.filter(ladder=ladder).defer("slots").order_by("-id")[:n])
-    )
+    """The ladder's last ``n`` records, oldest first (read after ``records_of``, which wrote any
+    record still missing)."""
+    return list(reversed(_listed(ladder)[:n]))
+
+
+def _listed(ladder: Ladder) -> QuerySet[DispatchRecord]:
+    return DispatchRecord.objects.filter(ladder=ladder).defer("slots").order_by("-id")
 
 
 def record_of(ladder: Ladder, record_id: int) -> DispatchRecord | None:
