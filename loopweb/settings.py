@@ -57,6 +57,7 @@ import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 
 from loopweb import logs
+from loopweb.ops import pool
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = BASE_DIR / "var"
@@ -176,9 +177,12 @@ else:
     options["connect_timeout"] = int(os.environ.get("DB_CONNECT_TIMEOUT", "5"))
     if env_flag("DB_POOL", default=not DEBUG):
         # One pool per process; a request borrows a connection and gives it back at its end.
-        # The pool checks a connection before lending it (CONN_HEALTH_CHECKS), so after a
-        # database restart no request is handed a dead one.
+        # The pool checks a connection before lending it (loopweb.ops.pool: a round trip
+        # unless it came back a moment ago and its socket is quiet), so after a database
+        # restart no request is handed a dead one.
         options["pool"] = {
+            "check": pool.check,
+            "reset": pool.returned,
             "min_size": int(os.environ.get("DB_POOL_MIN_SIZE", "2")),
             "max_size": int(
                 os.environ.get("DB_POOL_MAX_SIZE") or int(os.environ.get("WEB_THREADS", "8")) + 1
