@@ -30,6 +30,7 @@ from loopweb.runs.arrays import in_cells
 from loopweb.runs.cells import CasePin, CombinationCell, cell_key
 from loopweb.runs.models import IN_FLIGHT, NOT_STARTED, Job, JobStatus, Outcome, Run
 from loopweb.runs.resolve import CatalogView, Unresolvable, combination_cell, launch_problem
+from loopweb.runs.together import fetch_rows
 
 
 def stop_cancels(ladder_id: int, *, cancel_running: bool) -> QuerySet[Job]:
@@ -148,13 +149,20 @@ def load(dispatches: list[Dispatch], *, only: set[str] | None = None) -> list[Lo
         if unpinned:
             cells |= Q(cell_key__in=unpinned)
         cells_sql = _held_cells(list(by_id), unpinned)
+    prefixes = {d.origin_prefix: d.pk for d in dispatches}
+    jobs = _dispatch_jobs(prefixes, cells if only is not None else None)
+    # The slots' runs, the cells' jobs in flight, the dispatches' own jobs in flight and their
+    # failed attempts: independent questions, asked in one round trip.
     if connection.vendor == "postgresql":
-        runs = _slot_runs_by_cell(cells_sql, max_target)
+        run_rows, in_flight_rows, *job_rows = fetch_rows(
+            _slot_runs_sql(cells_sql, max_target), _cell_in_flight(cells), *jobs.queries
+        )
+        runs = _by_cell(run_rows)
     else:
         runs = _slot_runs(cells, max_target)
-    cell_in_flight = _cell_in_flight(cells)
-    prefixes = {d.origin_prefix: d.pk for d in dispatches}
-    launched, failures, last_launch = _dispatch_jobs(prefixes, cells if only is not None else None)
+        in_flight_rows, *job_rows = fetch_rows(_cell_in_flight(cells), *jobs.queries)
+    cell_in_flight = dict(in_flight_rows)
+    launched, failures, last_launch = jobs.read(*job_rows)
     for item in loaded:
         pk = item.dispatch.pk
         item.evidence = Evidence(
@@ -213,26 +221,29 @@ def _held_cells(dispatch_ids: list[int], unpinned: Iterable[str]) -> RawSQL:
 
 
 def _slot_runs_by_cell(cells: RawSQL, max_target: int) -> dict[str, list[SlotRun]]:
-    """``_slot_runs`` on PostgreSQL, for the cells the subquery ``cells`` names: for each cell,
-    its first counted runs straight from the ``run_counted_in_cell`` index (a LATERAL join with a
-    LIMIT), instead of ranking and sorting every counted run of every cell."""
-    with connection.cursor() as cursor:
-        cursor.execute(
-            f"""
-            SELECT cells.cell_key, r.id, r.outcome, r.validator_rating, r.build_loaded,
-                   r.published
-            FROM ({cells.sql}) AS cells (cell_key)
-            CROSS JOIN LATERAL (
-                SELECT id, outcome, validator_rating, build_loaded, published
-                FROM {Run._meta.db_table}
-                WHERE counted AND cell_key = cells.cell_key
-                ORDER BY finished_at, id
-                LIMIT %s
-            ) AS r
-            """,  # noqa: S608 - only models' table names and our subquery are formatted in
-            [*cells.params, max_target],
-        )
-        return _by_cell(cursor.fetchall())
+    """``_slot_runs`` on PostgreSQL, for the cells the subquery ``cells`` names."""
+    return _by_cell(fetch_rows(_slot_runs_sql(cells, max_target))[0])
+
+
+def _slot_runs_sql(cells: RawSQL, max_target: int) -> tuple[str, list]:
+    """``_slot_runs_by_cell``'s statement (its rows go to ``_by_cell``): for each cell, its first
+    counted runs straight from the ``run_counted_in_cell`` index (a LATERAL join with a LIMIT),
+    instead of ranking and sorting every counted run of every cell."""
+    return (
+        f"""
+        SELECT cells.cell_key, r.id, r.outcome, r.validator_rating, r.build_loaded,
+               r.published
+        FROM ({cells.sql}) AS cells (cell_key)
+        CROSS JOIN LATERAL (
+            SELECT id, outcome, validator_rating, build_loaded, published
+            FROM {Run._meta.db_table}
+            WHERE counted AND cell_key = cells.cell_key
+            ORDER BY finished_at, id
+            LIMIT %s
+        ) AS r
+        """,  # noqa: S608 - only models' table names and our subquery are formatted in
+        [*cells.params, max_target],
+    )
 
 
 def _by_cell(rows: list[tuple]) -> dict[str, list[SlotRun]]:
@@ -252,13 +263,19 @@ def _by_cell(rows: list[tuple]) -> dict[str, list[SlotRun]]:
 
 def count_by_cell(queryset) -> dict[str, int]:
     """How many rows of the queryset each cell has, in one grouped query."""
-    return dict(
+    return dict(_counted_by_cell(queryset))
+
+
+def _counted_by_cell(queryset) -> QuerySet:
+    """(cellKey, rows) of the queryset."""
+    return (
         queryset.values("cell_key").annotate(n=Count("id")).values_list("cell_key", "n").order_by()
     )
 
 
-def _cell_in_flight(cells: Q) -> dict[str, int]:
-    return count_by_cell(Job.objects.filter(cells, status__in=IN_FLIGHT))
+def _cell_in_flight(cells: Q) -> QuerySet:
+    """(cellKey, jobs in flight) of the cells, whoever launched them."""
+    return _counted_by_cell(Job.objects.filter(cells, status__in=IN_FLIGHT))
 
 
 def _split(origin: str, prefixes: dict[str, int]) -> tuple[int, str] | None:
@@ -303,28 +320,47 @@ def launched_in_flight(dispatch: Dispatch) -> dict[tuple[str, str], int]:
     return {slot: n for _, slot, (n,) in _by_slot(rows, prefixes)}
 
 
-def _dispatch_jobs(prefixes: dict[str, int], cells: Q | None = None):
-    launched: dict[int, dict] = defaultdict(dict)
-    failures: dict[int, dict] = defaultdict(lambda: defaultdict(list))
-    last_launch: dict[int, dict] = defaultdict(dict)
-    if not prefixes:
+@dataclass
+class _DispatchJobs:
+    """What the dispatches' own jobs say: the two queries to ask (``queries``), and ``read``
+    making their rows into the jobs in flight, the failed attempts and, when some failed, the
+    latest first launches (a query of its own, asked only then)."""
+
+    prefixes: dict[str, int]
+    jobs: QuerySet | None
+
+    @property
+    def queries(self) -> list[QuerySet]:
+        if self.jobs is None:
+            return []
+        in_flight = _per_origin_and_cell(self.jobs.filter(status__in=IN_FLIGHT), Count("id"))
+        exhausted = (
+            self.jobs.filter(status=JobStatus.FAILED, retry__isnull=True)
+            .exclude(failure=Outcome.CANCELED)  # a cancelled attempt leaves the rung launchable
+            .filter(Q(run__isnull=True) | Q(run__counted=False))
+            .values_list("origin", "cell_key", "finished_at", "attempt")
+        )
+        return [in_flight, exhausted]
+
+    def read(self, in_flight=(), exhausted=()):
+        launched: dict[int, dict] = defaultdict(dict)
+        failures: dict[int, dict] = defaultdict(lambda: defaultdict(list))
+        last_launch: dict[int, dict] = defaultdict(dict)
+        for pk, slot, (n,) in _by_slot(in_flight, self.prefixes):
+            launched[pk][slot] = n
+        for pk, slot, (finished_at, attempt) in _by_slot(exhausted, self.prefixes):
+            failures[pk][slot].append(Failure(finished_at, attempt))
+        if self.jobs is not None and any(failures.values()):
+            first = _per_origin_and_cell(self.jobs.filter(attempt=1), Max("created_at"))
+            for pk, slot, (latest,) in _by_slot(first, self.prefixes):
+                last_launch[pk][slot] = latest
         return launched, failures, last_launch
+
+
+def _dispatch_jobs(prefixes: dict[str, int], cells: Q | None = None) -> _DispatchJobs:
+    if not prefixes:
+        return _DispatchJobs(prefixes, None)
     jobs = Job.objects.filter(_of_dispatches(prefixes))
     if cells is not None:
         jobs = jobs.filter(cells)
-    in_flight = _per_origin_and_cell(jobs.filter(status__in=IN_FLIGHT), Count("id"))
-    for pk, slot, (n,) in _by_slot(in_flight, prefixes):
-        launched[pk][slot] = n
-    exhausted = (
-        jobs.filter(status=JobStatus.FAILED, retry__isnull=True)
-        .exclude(failure=Outcome.CANCELED)  # a cancelled attempt leaves the rung launchable
-        .filter(Q(run__isnull=True) | Q(run__counted=False))
-        .values_list("origin", "cell_key", "finished_at", "attempt")
-    )
-    for pk, slot, (finished_at, attempt) in _by_slot(exhausted, prefixes):
-        failures[pk][slot].append(Failure(finished_at, attempt))
-    if any(failures.values()):
-        first_launches = _per_origin_and_cell(jobs.filter(attempt=1), Max("created_at"))
-        for pk, slot, (latest,) in _by_slot(first_launches, prefixes):
-            last_launch[pk][slot] = latest
-    return launched, failures, last_launch
+    return _DispatchJobs(prefixes, jobs)

@@ -10,9 +10,10 @@ import pytest
 from django.db import close_old_connections, connection
 from django.utils import timezone
 
-from ladders import services
+from ladders import evidence, services
 from ladders.models import Dispatch
 from loopweb.runs import services as run_services
+from loopweb.runs import together
 from loopweb.runs.errors import Conflict
 from loopweb.runs.models import IN_FLIGHT, Job, Run
 from tests.factories import UserFactory
@@ -158,6 +159,11 @@ def test_stop_and_cancel_running_leaves_nothing_in_flight_under_a_race(owner):
     assert not over, jobs_of(ladder, over)
 
 
+def one_by_one(*queries):
+    with connection.cursor() as cursor:
+        return [together._one_by_one(cursor, query) for query in queries]
+
+
 def push_from_another_connection(driver, job_id: int) -> None:
     """A driver's push, committed on a connection of its own before this returns."""
     errors: list[BaseException] = []
@@ -183,12 +189,17 @@ def push_from_another_connection(driver, job_id: int) -> None:
     assert not errors, errors
 
 
-def test_a_pass_never_launches_past_a_target_when_pushes_land_between_its_reads(owner):
+def test_a_pass_never_launches_past_a_target_when_pushes_land_between_its_reads(owner, monkeypatch):
     """A push ends its job and stores its counted run in one transaction. Here one commits right
     after each statement of the pass that reads counted runs (the first in its evidence, the
     second when it re-reads the cell's room under the cells' locks): read in one statement, its
     jobs in flight in the next, the pushed job is in neither, and the cell seems to have room for
-    a run more than it has. The standing read first may be short so; the room must not be."""
+    a run more than it has. The standing read first may be short so; the room must not be.
+
+    The evidence's statements travel to PostgreSQL together (``fetch_rows``), but each still
+    reads its own snapshot, so a push can commit between them as here; they are sent one by one
+    for this test to commit it there."""
+    monkeypatch.setattr(evidence, "fetch_rows", one_by_one)
     driver = UserFactory(username="p0", role="driver")
     ladder = make_ladder(owner, versions(1), climbers(1), runsPerCell=3)
     services.start_dispatch(ladder=ladder)
