@@ -22,7 +22,8 @@ the time costs each process one computation per round of waiting viewers, not on
 A board's ``version`` names the data it was computed from: ``<snapshot token>.<jobs under
 way>.<digest>``. Given back as ``If-None-Match`` or ``?since=``, it is checked against the
 database alone, on any process, and ``since`` answers exactly the climbers whose cells changed
-after that snapshot.
+after that snapshot. The look that checks it (``check``) also asks what this process's board has
+not seen: when something changed, the read and the delta go on from that one look.
 """
 
 import gzip
@@ -56,17 +57,35 @@ def _encode(value) -> bytes:
 @dataclass(slots=True)
 class Look:
     """What one query told about a ladder: the snapshot token now, the pruning horizon, the jobs
-    under way, and the changes of the ladder's keys a given token did not see, as (id, stamp,
-    key) triples (none when no token was given)."""
+    under way, and the changes of the ladder's keys that the tokens it was asked about (``asked``)
+    did not all see, as (id, stamp, key) triples (none when no token was given)."""
 
     token: str
     horizon: int
     under_way: int
     changes: list[tuple[int, int, str]]
     seen: bool = True  # whether the viewer the look was for may see the ladder
+    asked: tuple[str, ...] = ()
+    began: float = 0.0  # when (``_now``) the query was sent
 
     def keys(self) -> set[str]:
         return {key for _, _, key in self.changes}
+
+    def for_token(self, token: str) -> "Look":
+        """This look as if asked about ``token`` alone (one of those it was asked about): the
+        changes that token did not see."""
+        assert token in self.asked, "a look tells only of the tokens it was asked about"
+        if self.asked == (token,):
+            return self
+        return Look(
+            self.token,
+            self.horizon,
+            self.under_way,
+            [c for c in self.changes if not changes.visible(c[1], token)],
+            self.seen,
+            (token,),
+            self.began,
+        )
 
 
 @dataclass(slots=True)
@@ -148,15 +167,19 @@ def _slot(ladder_id: int) -> _Slot:
 # Looking -----------------------------------------------------------------------------------
 
 
-def _look(ladder_id: int, since: str | None, viewer=None) -> Look:
+def _look(ladder_id: int, since: str | None, viewer=None, also: str | None = None) -> Look:
     """One query (on PostgreSQL): the snapshot token, the pruning horizon, the ladder's jobs under
     way, the changes of the ladder, the catalog and the dispatch's cells that the token ``since``
-    did not see, and, given a ``viewer``, whether they may see the ladder."""
+    (or the token ``also``, when given) did not see, and, given a ``viewer``, whether they may see
+    the ladder."""
+    began = _now()
     keys = [changes.ladder_key(ladder_id), changes.CATALOG]
+    asked = tuple(dict.fromkeys(t for t in (since, also) if t)) if since else ()
     # The jobs under way that Stop and cancel running would cancel (``progress.under_way``).
     prefix = f"{origins.ladder_prefix(ladder_id)}%"
     if connection.vendor == "postgresql":
-        snapshot = changes.snapshot_of(since) if since else None
+        snapshots = [changes.snapshot_of(t) for t in asked]
+        floor = min((changes.floor_of(t) for t in asked), default=None)
         sees = access.SEES_SQL if viewer is not None else "true"
         with connection.cursor() as cursor:
             cursor.execute(
@@ -165,11 +188,13 @@ def _look(ladder_id: int, since: str | None, viewer=None) -> Look:
                   COALESCE((SELECT max(pruned_below) FROM {ChangeHorizon._meta.db_table}), 0),
                   (SELECT count(*) FROM {Job._meta.db_table}
                    WHERE status = ANY(%(under_way)s) AND origin LIKE %(prefix)s),
-                  CASE WHEN %(snapshot)s::text IS NULL THEN '[]'::json ELSE COALESCE((
+                  CASE WHEN %(floor)s::bigint IS NULL THEN '[]'::json ELSE COALESCE((
                     SELECT json_agg(json_build_array(c.id, c.stamp, c.key))
                     FROM {Change._meta.db_table} AS c
-                    WHERE c.stamp >= pg_snapshot_xmin(%(snapshot)s::pg_snapshot)::text::bigint
-                    AND NOT pg_visible_in_snapshot(c.stamp::text::xid8, %(snapshot)s::pg_snapshot)
+                    WHERE c.stamp >= %(floor)s::bigint
+                    AND EXISTS (
+                      SELECT 1 FROM unnest(%(snapshots)s::pg_snapshot[]) AS s (snapshot)
+                      WHERE NOT pg_visible_in_snapshot(c.stamp::text::xid8, s.snapshot))
                     AND (c.key = ANY(%(keys)s) OR EXISTS (
                       SELECT 1 FROM {DispatchCell._meta.db_table} AS d
                       WHERE d.cell_key = c.key AND d.dispatch_id = (
@@ -183,7 +208,8 @@ def _look(ladder_id: int, since: str | None, viewer=None) -> Look:
                 {
                     "under_way": list(UNDER_WAY),
                     "prefix": prefix,
-                    "snapshot": snapshot,
+                    "floor": floor,
+                    "snapshots": snapshots,
                     "keys": keys,
                     **(
                         access.sees_params(viewer, ladder_id)
@@ -193,14 +219,21 @@ def _look(ladder_id: int, since: str | None, viewer=None) -> Look:
                 },
             )
             current, seen, horizon, under_way, found = cursor.fetchone()
-        return Look(changes.token_of(current), horizon, under_way, [tuple(r) for r in found], seen)
+        entries = [tuple(r) for r in found]
+        return Look(changes.token_of(current), horizon, under_way, entries, seen, asked, began)
     token = changes.counter_token()
     entries = []
-    if since:
+    if asked:
         cells = DispatchCell.objects.filter(dispatch__ladder_id=ladder_id)
-        entries = changes.unseen(since, keys=keys, cells=cells)
+        oldest = min(asked, key=changes.floor_of)
+        entries = [
+            e
+            for e in changes.unseen(oldest, keys=keys, cells=cells)
+            if any(not changes.visible(e[1], t) for t in asked)
+        ]
     seen = viewer is None or ladders_for(viewer).filter(pk=ladder_id).exists()
-    return Look(token, changes.horizon(), progress.under_way(ladder_id), entries, seen)
+    under_way = progress.under_way(ladder_id)
+    return Look(token, changes.horizon(), under_way, entries, seen, asked, began)
 
 
 def _parse(version: str | None) -> tuple[str, int] | None:
@@ -222,20 +255,40 @@ def _followable(look: Look, token: str, board: Board | None = None) -> bool:
     return board is None or not (look.keys() & set(board.keys()))
 
 
-def unchanged_since(viewer, ladder_id: int, version: str | None) -> str | None:
-    """The version, if the viewer may see the ladder and nothing its board shows has changed
-    since it was computed: a 304 without computing anything, in one query. None otherwise (the
-    read goes on as any other, and finds the ladder or not)."""
+@dataclass(slots=True)
+class Check:
+    """What a client's version told, checked in one look: the version again when nothing its
+    board shows has changed since (a 304), and the look, which the read that follows may use
+    (``read``, ``since``) instead of asking again."""
+
+    unchanged: str | None
+    look: Look | None
+
+
+def check(viewer, ladder_id: int, version: str | None) -> Check:
+    """Whether the viewer may see the ladder and nothing its board shows has changed since
+    ``version`` was computed: a 304 without computing anything, in one query. That query also
+    asks what this process's board of the ladder has not seen, so that when something did change
+    the read that follows needs no look of its own."""
     parsed = _parse(version)
     if parsed is None:
-        return None
+        return Check(None, None)
     token, under_way = parsed
-    look = _look(ladder_id, token, viewer)
+    slot = _slots.get(ladder_id)  # not made here: any id may be asked about
+    board = slot.board if slot is not None else None
+    look = _look(ladder_id, token, viewer, also=board.token if board is not None else None)
     if not look.seen:
-        return None
-    if look.changes or look.under_way != under_way or not _followable(look, token):
-        return None
-    return version.strip().strip('"')
+        return Check(None, None)  # the read goes on as any other, and answers 404
+    client = look.for_token(token)
+    if client.changes or look.under_way != under_way or not _followable(client, token):
+        return Check(None, look)
+    return Check(version.strip().strip('"'), look)
+
+
+def unchanged_since(viewer, ladder_id: int, version: str | None) -> str | None:
+    """The version, if the viewer may see the ladder and nothing its board shows has changed
+    since it was computed (``check``). None otherwise."""
+    return check(viewer, ladder_id, version).unchanged
 
 
 # Computing -----------------------------------------------------------------------------------
@@ -337,34 +390,39 @@ def _finish(board: Board) -> None:
 # Reading ---------------------------------------------------------------------------------------
 
 
-def read(ladder: Ladder) -> Board:
-    """The ladder's board, current as of this call.
+def read(ladder: Ladder, look: Look | None = None) -> Board:
+    """The ladder's board, current as of this call, or as of ``look`` when given: a look this
+    request made (``check``), which began after the request did.
 
     Inside a transaction the board is computed afresh and not shared: it may hold that
     transaction's own writes, which nobody else may see until it commits (and a transaction's
     own stamps are not ones its snapshots can tell apart)."""
     if connection.in_atomic_block:
         return _full(ladder, _look(ladder.pk, None))
-    arrived = _now()
+    now = _now()
+    arrived = look.began if look is not None else now
     slot = _slot(ladder.pk)
-    slot.read_at = arrived
+    slot.read_at = now
     with slot.lock:
         board = slot.board
         if board is not None and board.looked_at > arrived:
             # Brought up to date by the viewer this one waited for, from a look that began
             # after this request did: it holds every write committed before it.
             return board
-        looked_at = _now()
-        if board is None:
-            board = _full(ladder, _look(ladder.pk, None))
+        if look is not None and (board is None or board.token in look.asked):
+            # The request's own look told what this board has not seen.
+            looked_at = look.began
+            if board is not None:
+                look = look.for_token(board.token)
         else:
-            look = _look(ladder.pk, board.token)
-            if not _followable(look, board.token, board):
-                board = _full(ladder, look)
-            elif look.changes or look.under_way != board.under_way:
-                board = _partial(ladder, board, look)
-            else:
-                board = _looked_again(board, look)
+            looked_at = _now()
+            look = _look(ladder.pk, board.token if board is not None else None)
+        if board is None or not _followable(look, board.token, board):
+            board = _full(ladder, look)
+        elif look.changes or look.under_way != board.under_way:
+            board = _partial(ladder, board, look)
+        else:
+            board = _looked_again(board, look)
         board.looked_at = looked_at
         _keep(slot, board)
         return board
@@ -399,15 +457,20 @@ def _keep(slot: _Slot, board: Board) -> None:
                 other.board = None
 
 
-def changed_since(ladder: Ladder, board: Board, version: str | None) -> list[int] | None:
+def changed_since(
+    ladder: Ladder, board: Board, version: str | None, look: Look | None = None
+) -> list[int] | None:
     """Indexes of the board's climbers that changed after the snapshot ``version`` was computed
     from; None when that version cannot be followed (another dispatch, a changed configuration or
-    catalog, or too old)."""
+    catalog, or too old). ``look``: the one the board was read with, if any (``read``)."""
     parsed = _parse(version)
     if parsed is None:
         return None
     token, _ = parsed
-    look = _look(ladder.pk, token)
+    if look is not None and look.token == board.token and token in look.asked:
+        look = look.for_token(token)  # the board was computed from this look: its changes
+    else:
+        look = _look(ladder.pk, token)
     if not _followable(look, token, board):
         return None
     if board.final is not None:
@@ -415,11 +478,11 @@ def changed_since(ladder: Ladder, board: Board, version: str | None) -> list[int
     return board.affected(look.keys())
 
 
-def since(ladder: Ladder, board: Board, version: str | None) -> bytes:
+def since(ladder: Ladder, board: Board, version: str | None, look: Look | None = None) -> bytes:
     """The board, encoded, with only the climbers changed since ``version`` (plus the ladder, its
     rungs and the dispatch's figures) and ``since`` naming that version; the whole board, with
     ``since`` null, when that version cannot be followed."""
-    indexes = changed_since(ladder, board, version)
+    indexes = changed_since(ladder, board, version, look)
     if indexes is None:
         climbers, held = [part.encoded for part in board.parts], None
     else:

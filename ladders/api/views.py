@@ -231,14 +231,17 @@ class LadderViewSet(viewsets.GenericViewSet):
     def progress(self, request, pk=None):
         # Polled by every viewer: a current version is answered 304 by one query, which also
         # tells whether this reader may see the ladder (else the read below answers 404).
+        look = None  # what the client's version was checked with, for the read to go on from
         if 1 <= int(pk) <= MAX_ID:  # an id a ladder could have (the path takes any digits)
             for version in _client_versions(request):
-                if shared_progress.unchanged_since(request.user, int(pk), version):
-                    return _tagged(HttpResponse(status=304), version)
+                checked = shared_progress.check(request.user, int(pk), version)
+                if checked.unchanged:
+                    return _tagged(HttpResponse(status=304), checked.unchanged)
+                look = checked.look or look
         ladder = self.get_object()
-        board = shared_progress.read(ladder)
+        board = shared_progress.read(ladder, look)
         if "since" in request.query_params:
-            delta = shared_progress.since(ladder, board, request.query_params["since"])
+            delta = shared_progress.since(ladder, board, request.query_params["since"], look)
             return _tagged(_json(request, delta), board.version)
         return progress_response(request, board)
 

@@ -114,6 +114,19 @@ def floor_of(token: str) -> int | None:
     return None if counter is None else counter + 1
 
 
+def visible(stamp: int, token: str) -> bool:
+    """Whether the change stamped ``stamp`` is visible in the token: PostgreSQL's
+    ``pg_visible_in_snapshot`` (committed before the snapshot: below its xmin, or below its xmax
+    and not running then), or on SQLite, not above the counter. ``token`` must be one
+    ``floor_of`` takes."""
+    if token.startswith("n"):
+        return stamp <= int(token[1:])
+    xmin, xmax, running = token.split("_")
+    if stamp < int(xmin):
+        return True
+    return stamp < int(xmax) and str(stamp) not in running.split("-")
+
+
 def counter_token() -> str:
     """SQLite: the token of what is committed now."""
     counter = ChangeHorizon.objects.values_list("counter", flat=True).first()

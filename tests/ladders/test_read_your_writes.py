@@ -262,3 +262,63 @@ def test_since_an_unknown_version_answers_the_whole_board(owner, owner_api):
     whole = owner_api.get(f"/api/ladders/{ladder.pk}/progress?since=nonsense").json()
     assert whole["since"] is None
     assert len(whole["climbers"]) == 2
+
+
+def test_a_poll_that_finds_changes_looks_at_the_database_once(owner, owner_api, driver, spy_looks):
+    """A client polling with its version (``If-None-Match`` and ``?since=``) after a push: the
+    look that found the change also told what this process's board had not seen, so the read
+    and the delta go on from it instead of asking again."""
+    ladder = started(owner, n_climbers=3)
+    version = progress(owner_api, ladder).headers["ETag"].strip('"')
+    jobs = claim_all(driver)
+    push(driver, jobs[2], record=PERFECT)
+    spy_looks.clear()
+
+    delta = owner_api.get(
+        f"/api/ladders/{ladder.pk}/progress?since={version}", HTTP_IF_NONE_MATCH=f'"{version}"'
+    ).json()
+
+    assert len(spy_looks) == 1
+    assert [c["slots"][0]["tally"]["counted"] for c in delta["climbers"]] == [1]
+    assert delta["since"] == version
+
+
+def test_a_delta_from_an_older_version_than_the_process_board_has_every_change_since(
+    owner, owner_api, driver, spy_looks
+):
+    """The client's version is older than the board this process holds (it came from another
+    process, or the client polled less often): the delta holds the climbers changed since the
+    client's version, those the process's board already had and those it had not."""
+    ladder = started(owner, n_climbers=3)
+    held = progress(owner_api, ladder).headers["ETag"].strip('"')
+    jobs = claim_all(driver)
+    push(driver, jobs[0], record=PERFECT)
+    moved_on = progress(owner_api, ladder).headers["ETag"].strip('"')  # another viewer's read
+    assert moved_on != held
+    push(driver, jobs[1], record=PERFECT)
+    spy_looks.clear()
+
+    answer = owner_api.get(
+        f"/api/ladders/{ladder.pk}/progress?since={held}", HTTP_IF_NONE_MATCH=f'"{held}"'
+    )
+
+    delta = answer.json()
+    assert len(spy_looks) == 1
+    assert [c["slots"][0]["tally"]["counted"] for c in delta["climbers"]] == [1, 1]
+    whole = body(owner_api, ladder)
+    assert delta["version"] == whole["version"] == answer.headers["ETag"].strip('"')
+    assert delta["climbers"] == whole["climbers"][:2]
+
+
+@pytest.fixture
+def spy_looks(monkeypatch):
+    from ladders import shared_progress
+
+    real, looks = shared_progress._look, []
+
+    def counted(*args, **kwargs):
+        looks.append(args)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(shared_progress, "_look", counted)
+    return looks
