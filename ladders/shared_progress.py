@@ -109,6 +109,10 @@ class Board:
     #: What this process's readers derive from the whole board (the history's live record),
     #: made once per board: a board that changes is a new ``Board`` with an empty memo.
     memo: dict = field(default_factory=dict, repr=False)
+    #: The ladder's row as the board was computed from it: a change to the ladder (its
+    #: configuration, reviewers, dispatch) computes the board afresh, so climbers computed
+    #: again in between read this one (and no read needs to fetch it first).
+    ladder: Ladder | None = field(default=None, repr=False)
 
     @property
     def body(self) -> dict:
@@ -294,13 +298,13 @@ def unchanged_since(viewer, ladder_id: int, version: str | None) -> str | None:
 # Computing -----------------------------------------------------------------------------------
 
 
-def _full(ladder: Ladder, look: Look) -> Board:
+def _full(ladder_id: int, look: Look) -> Board:
     with telemetry.PROGRESS_SECONDS.labels(kind="full").time():
-        return _computed(ladder, look)
+        return _computed(ladder_id, look)
 
 
-def _computed(ladder: Ladder, look: Look) -> Board:
-    ladder = Ladder.objects.select_related("dispatch").get(pk=ladder.pk)
+def _computed(ladder_id: int, look: Look) -> Board:
+    ladder = Ladder.objects.select_related("dispatch").get(pk=ladder_id)
     dispatch = progress.dispatch_of(ladder)
     final = progress.final_of(dispatch) if dispatch else None
     parts = progress.parts_of(ladder, dispatch) if dispatch else []
@@ -312,20 +316,21 @@ def _computed(ladder: Ladder, look: Look) -> Board:
         parts=parts,
         token=look.token,
         under_way=look.under_way,
+        ladder=ladder,
     )
     _index(board)
     _finish(board)
     return board
 
 
-def _partial(ladder: Ladder, board: Board, look: Look) -> Board:
+def _partial(board: Board, look: Look) -> Board:
     """The board with the climbers holding the changed cells computed again."""
     with telemetry.PROGRESS_SECONDS.labels(kind="partial").time():
-        return _recomputed(ladder, board, look)
+        return _recomputed(board, look)
 
 
-def _recomputed(ladder: Ladder, board: Board, look: Look) -> Board:
-    dispatch = board.dispatch
+def _recomputed(board: Board, look: Look) -> Board:
+    ladder, dispatch = board.ladder, board.dispatch
     parts = list(board.parts)
     if board.final is not None:
         # Ended: its parts never change; the jobs it launched still in flight do.
@@ -334,7 +339,7 @@ def _recomputed(ladder: Ladder, board: Board, look: Look) -> Board:
     else:
         affected = board.affected(look.keys())
         if any(not parts[i].pinned for i in affected):
-            return _full(ladder, look)
+            return _full(board.ladder_id, look)
         if affected:
             fresh = progress.parts_of(ladder, dispatch, only={parts[i].key for i in affected})
             by_key = {part.key: part for part in fresh}
@@ -349,6 +354,7 @@ def _recomputed(ladder: Ladder, board: Board, look: Look) -> Board:
         token=look.token,
         under_way=look.under_way,
         by_cell=board.by_cell,
+        ladder=ladder,
     )
     _finish(new)
     return new
@@ -390,18 +396,20 @@ def _finish(board: Board) -> None:
 # Reading ---------------------------------------------------------------------------------------
 
 
-def read(ladder: Ladder, look: Look | None = None) -> Board:
-    """The ladder's board, current as of this call, or as of ``look`` when given: a look this
-    request made (``check``), which began after the request did.
+def read(ladder: Ladder | int, look: Look | None = None) -> Board:
+    """The board of the ladder (or of the ladder of this id: ``Ladder.DoesNotExist`` if there is
+    none), current as of this call, or as of ``look`` when given: a look this request made
+    (``check``), which began after the request did.
 
     Inside a transaction the board is computed afresh and not shared: it may hold that
     transaction's own writes, which nobody else may see until it commits (and a transaction's
     own stamps are not ones its snapshots can tell apart)."""
+    ladder_id = ladder if isinstance(ladder, int) else ladder.pk
     if connection.in_atomic_block:
-        return _full(ladder, _look(ladder.pk, None))
+        return _full(ladder_id, _look(ladder_id, None))
     now = _now()
     arrived = look.began if look is not None else now
-    slot = _slot(ladder.pk)
+    slot = _slot(ladder_id)
     slot.read_at = now
     with slot.lock:
         board = slot.board
@@ -416,11 +424,11 @@ def read(ladder: Ladder, look: Look | None = None) -> Board:
                 look = look.for_token(board.token)
         else:
             looked_at = _now()
-            look = _look(ladder.pk, board.token if board is not None else None)
+            look = _look(ladder_id, board.token if board is not None else None)
         if board is None or not _followable(look, board.token, board):
-            board = _full(ladder, look)
+            board = _full(ladder_id, look)
         elif look.changes or look.under_way != board.under_way:
-            board = _partial(ladder, board, look)
+            board = _partial(board, look)
         else:
             board = _looked_again(board, look)
         board.looked_at = looked_at
@@ -445,6 +453,7 @@ def _looked_again(board: Board, look: Look) -> Board:
         by_cell=board.by_cell,
         encodings=board.encodings,  # the same board
         memo=board.memo,
+        ladder=board.ladder,
     )
 
 
@@ -457,9 +466,7 @@ def _keep(slot: _Slot, board: Board) -> None:
                 other.board = None
 
 
-def changed_since(
-    ladder: Ladder, board: Board, version: str | None, look: Look | None = None
-) -> list[int] | None:
+def changed_since(board: Board, version: str | None, look: Look | None = None) -> list[int] | None:
     """Indexes of the board's climbers that changed after the snapshot ``version`` was computed
     from; None when that version cannot be followed (another dispatch, a changed configuration or
     catalog, or too old). ``look``: the one the board was read with, if any (``read``)."""
@@ -470,7 +477,7 @@ def changed_since(
     if look is not None and look.token == board.token and token in look.asked:
         look = look.for_token(token)  # the board was computed from this look: its changes
     else:
-        look = _look(ladder.pk, token)
+        look = _look(board.ladder_id, token)
     if not _followable(look, token, board):
         return None
     if board.final is not None:
@@ -478,11 +485,11 @@ def changed_since(
     return board.affected(look.keys())
 
 
-def since(ladder: Ladder, board: Board, version: str | None, look: Look | None = None) -> bytes:
+def since(board: Board, version: str | None, look: Look | None = None) -> bytes:
     """The board, encoded, with only the climbers changed since ``version`` (plus the ladder, its
     rungs and the dispatch's figures) and ``since`` naming that version; the whole board, with
     ``since`` null, when that version cannot be followed."""
-    indexes = changed_since(ladder, board, version, look)
+    indexes = changed_since(board, version, look)
     if indexes is None:
         climbers, held = [part.encoded for part in board.parts], None
     else:

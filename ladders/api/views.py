@@ -11,7 +11,7 @@ from drf_spectacular.utils import (
 )
 from rest_framework import serializers, status, viewsets
 from rest_framework.decorators import action
-from rest_framework.exceptions import PermissionDenied
+from rest_framework.exceptions import NotFound, PermissionDenied
 from rest_framework.response import Response
 
 from ladders import access, selectors, services, shared_progress
@@ -238,10 +238,16 @@ class LadderViewSet(viewsets.GenericViewSet):
                 if checked.unchanged:
                     return _tagged(HttpResponse(status=304), checked.unchanged)
                 look = checked.look or look
-        ladder = self.get_object()
-        board = shared_progress.read(ladder, look)
+        if look is None:
+            board = shared_progress.read(self.get_object())
+        else:
+            # The check's look found this reader may see the ladder: no need to fetch it first.
+            try:
+                board = shared_progress.read(int(pk), look)
+            except Ladder.DoesNotExist:  # deleted since
+                raise NotFound from None
         if "since" in request.query_params:
-            delta = shared_progress.since(ladder, board, request.query_params["since"], look)
+            delta = shared_progress.since(board, request.query_params["since"], look)
             return _tagged(_json(request, delta), board.version)
         return progress_response(request, board)
 

@@ -322,3 +322,48 @@ def spy_looks(monkeypatch):
 
     monkeypatch.setattr(shared_progress, "_look", counted)
     return looks
+
+
+@pytest.mark.postgres  # one look and one batch are PostgreSQL's; SQLite reads them in several
+def test_a_changed_poll_costs_the_token_one_look_and_its_climbers(
+    owner, owner_api, driver, django_assert_max_num_queries
+):
+    """After a push, a poll with its version: the token's query, the one look (which also says
+    the reader may see the ladder, so the ladder is not fetched first), and the changed climber
+    computed again (its climber row, the catalog, its evidence in one round trip, its reviews)."""
+    ladder = started(owner, n_climbers=3, n_rungs=3)
+    version = progress(owner_api, ladder).headers["ETag"].strip('"')
+    jobs = claim_all(driver)
+    push(driver, jobs[1], record=PERFECT)
+
+    with django_assert_max_num_queries(6):
+        delta = owner_api.get(
+            f"/api/ladders/{ladder.pk}/progress?since={version}",
+            HTTP_IF_NONE_MATCH=f'"{version}"',
+        ).json()
+    assert [c["slots"][0]["tally"]["counted"] for c in delta["climbers"]] == [1]
+
+
+def test_a_ladder_deleted_between_the_check_and_the_read_is_not_found(
+    owner, owner_api, monkeypatch
+):
+    """The check found the reader may see the ladder and its board changed; the ladder is gone
+    by the time the board is read: 404, as for any ladder that is not there."""
+    from ladders import shared_progress
+    from ladders.models import Ladder
+
+    ladder = started(owner)
+    token, under_way, digest = progress(owner_api, ladder).headers["ETag"].strip('"').split(".")
+    changed = f'"{token}.{int(under_way) + 1}.{digest}"'  # the jobs under way differ: not a 304
+    real_check = shared_progress.check
+
+    def check_then_delete(*args):
+        checked = real_check(*args)
+        assert checked.look is not None and checked.unchanged is None
+        Ladder.objects.filter(pk=ladder.pk).delete()
+        shared_progress.reset()  # no board of it kept either
+        return checked
+
+    monkeypatch.setattr(shared_progress, "check", check_then_delete)
+    answer = owner_api.get(f"/api/ladders/{ladder.pk}/progress", HTTP_IF_NONE_MATCH=changed)
+    assert answer.status_code == 404

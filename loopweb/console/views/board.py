@@ -113,7 +113,7 @@ def board_refresh(request, pk: int):
     if extra == context["extra"] and same_board(progress_version, context["board"].version):
         return HttpResponse(status=204)
     if extra == context["extra"]:
-        changed = shared_progress.changed_since(ladder, context["board"], progress_version)
+        changed = shared_progress.changed_since(context["board"], progress_version)
         if changed is not None:
             delta = with_rows(context, only=changed, oob=True)
             return render(request, "console/_board_delta.html", delta)
