@@ -174,17 +174,33 @@ def _slot(ladder_id: int) -> _Slot:
 def _look(ladder_id: int, since: str | None, viewer=None, also: str | None = None) -> Look:
     """One query (on PostgreSQL): the snapshot token, the pruning horizon, the ladder's jobs under
     way, the changes of the ladder, the catalog and the dispatch's cells that the token ``since``
-    (or the token ``also``, when given) did not see, and, given a ``viewer``, whether they may see
-    the ladder."""
+    did not see, and, given a ``viewer``, whether they may see the ladder.
+
+    Given a second token ``also`` (this process's board's), when ``since`` did not see some
+    change the look also tells those ``also`` did not see: the read that follows goes on from it.
+    When ``since`` saw everything (a 304 to come) that part is not asked, and ``also`` is not
+    among the tokens the look tells of."""
     began = _now()
     keys = [changes.ladder_key(ladder_id), changes.CATALOG]
-    asked = tuple(dict.fromkeys(t for t in (since, also) if t)) if since else ()
+    also = also if since and also != since else None
     # The jobs under way that Stop and cancel running would cancel (``progress.under_way``).
     prefix = f"{origins.ladder_prefix(ladder_id)}%"
     if connection.vendor == "postgresql":
-        snapshots = [changes.snapshot_of(t) for t in asked]
-        floor = min((changes.floor_of(t) for t in asked), default=None)
         sees = access.SEES_SQL if viewer is not None else "true"
+        ours = f"""(c.key = ANY(%(keys)s) OR EXISTS (
+            SELECT 1 FROM {DispatchCell._meta.db_table} AS d
+            WHERE d.cell_key = c.key AND d.dispatch_id = (
+              SELECT id FROM {Dispatch._meta.db_table} WHERE ladder_id = %(ladder)s)
+            -- Each unseen change probes the cells' unique index, never a hash of all of a
+            -- large dispatch's cells (which the planner may pick, and OFFSET 0 keeps it from).
+            OFFSET 0))"""  # noqa: S608 - only models' table names are formatted in
+        unseen = f"""COALESCE((
+            SELECT json_agg(json_build_array(c.id, c.stamp, c.key))
+            FROM {Change._meta.db_table} AS c
+            WHERE c.stamp >= %({{0}}_floor)s::bigint
+            AND NOT pg_visible_in_snapshot(c.stamp::text::xid8, %({{0}})s::pg_snapshot)
+            {{1}} AND {ours}), '[]')"""  # noqa: S608
+        seen_by_since = "AND pg_visible_in_snapshot(c.stamp::text::xid8, %(since)s::pg_snapshot)"
         with connection.cursor() as cursor:
             cursor.execute(
                 f"""
@@ -192,28 +208,19 @@ def _look(ladder_id: int, since: str | None, viewer=None, also: str | None = Non
                   COALESCE((SELECT max(pruned_below) FROM {ChangeHorizon._meta.db_table}), 0),
                   (SELECT count(*) FROM {Job._meta.db_table}
                    WHERE status = ANY(%(under_way)s) AND origin LIKE %(prefix)s),
-                  CASE WHEN %(floor)s::bigint IS NULL THEN '[]'::json ELSE COALESCE((
-                    SELECT json_agg(json_build_array(c.id, c.stamp, c.key))
-                    FROM {Change._meta.db_table} AS c
-                    WHERE c.stamp >= %(floor)s::bigint
-                    AND EXISTS (
-                      SELECT 1 FROM unnest(%(snapshots)s::pg_snapshot[]) AS s (snapshot)
-                      WHERE NOT pg_visible_in_snapshot(c.stamp::text::xid8, s.snapshot))
-                    AND (c.key = ANY(%(keys)s) OR EXISTS (
-                      SELECT 1 FROM {DispatchCell._meta.db_table} AS d
-                      WHERE d.cell_key = c.key AND d.dispatch_id = (
-                        SELECT id FROM {Dispatch._meta.db_table}
-                        WHERE ladder_id = %(ladder)s)
-                      -- Each unseen change probes the cells' unique index, never a hash of
-                      -- all of a large dispatch's cells (which the planner may pick, and
-                      -- OFFSET 0 keeps it from).
-                      OFFSET 0))), '[]') END
+                  client.found,
+                  CASE WHEN %(also)s::text IS NULL OR client.found::text = '[]' THEN NULL
+                  ELSE {unseen.format("also", seen_by_since)} END
+                FROM (SELECT CASE WHEN %(since)s::text IS NULL THEN '[]'::json
+                      ELSE {unseen.format("since", "")} END AS found) AS client
                 """,  # noqa: S608 - only models' table names are formatted in
                 {
                     "under_way": list(UNDER_WAY),
                     "prefix": prefix,
-                    "floor": floor,
-                    "snapshots": snapshots,
+                    "since": changes.snapshot_of(since) if since else None,
+                    "since_floor": changes.floor_of(since) if since else None,
+                    "also": changes.snapshot_of(also) if also else None,
+                    "also_floor": changes.floor_of(also) if also else None,
                     "keys": keys,
                     **(
                         access.sees_params(viewer, ladder_id)
@@ -222,19 +229,24 @@ def _look(ladder_id: int, since: str | None, viewer=None, also: str | None = Non
                     ),
                 },
             )
-            current, seen, horizon, under_way, found = cursor.fetchone()
+            current, seen, horizon, under_way, found, found_also = cursor.fetchone()
         entries = [tuple(r) for r in found]
+        if found_also is not None:
+            entries += [tuple(r) for r in found_also]
+        asked = tuple(t for t in (since, also if found_also is not None else None) if t)
         return Look(changes.token_of(current), horizon, under_way, entries, seen, asked, began)
     token = changes.counter_token()
-    entries = []
-    if asked:
+    entries, asked = [], ()
+    if since:
         cells = DispatchCell.objects.filter(dispatch__ladder_id=ladder_id)
-        oldest = min(asked, key=changes.floor_of)
-        entries = [
-            e
-            for e in changes.unseen(oldest, keys=keys, cells=cells)
-            if any(not changes.visible(e[1], t) for t in asked)
-        ]
+        entries, asked = changes.unseen(since, keys=keys, cells=cells), (since,)
+        if also and entries:
+            entries += [
+                e
+                for e in changes.unseen(also, keys=keys, cells=cells)
+                if changes.visible(e[1], since)
+            ]
+            asked = (since, also)
     seen = viewer is None or ladders_for(viewer).filter(pk=ladder_id).exists()
     under_way = progress.under_way(ladder_id)
     return Look(token, changes.horizon(), under_way, entries, seen, asked, began)
