@@ -8,7 +8,7 @@ the pushes acknowledged.
 
 A poller reads the board as an efficient client does: the whole board once, then, with its
 version as ``If-None-Match`` and ``?since=``, a 304 while nothing changed, else only the climbers
-that changed, merged into the board it holds.
+that changed, merged into the board it holds; over a connection it keeps alive between polls.
 
 A reply is stale when it shows fewer counted runs than the pushes acknowledged before its
 request was sent: every push here is of a job the dispatch launched for a reached slot, within
@@ -21,6 +21,7 @@ latency measured). The pushes acknowledged are counted in memory they all share.
 """
 
 import gzip
+import http.client
 import json
 import multiprocessing
 import random
@@ -28,6 +29,7 @@ import sys
 import threading
 import time
 import urllib.error
+import urllib.parse
 import urllib.request
 
 from bench.threads import together
@@ -58,6 +60,46 @@ def call(url, token, method="GET", body=None, headers=None):
         if error.code == 304:
             return 304, b"", error.headers
         raise
+
+
+class Session:
+    """A poller's connections, one per server, kept alive between its polls as a browser's or an
+    HTTP client session's are (gunicorn keeps an idle one 5 s; a poller asks every 2 s). One the
+    server closed meanwhile is opened again, within the poll's time."""
+
+    def __init__(self, token: str):
+        self.token = token
+        self.connections: dict[str, http.client.HTTPConnection] = {}
+
+    def get(self, url: str, headers: dict | None = None):
+        parts = urllib.parse.urlsplit(url)
+        path = f"{parts.path}?{parts.query}" if parts.query else parts.path
+        headers = {
+            "Authorization": f"Token {self.token}",
+            "Accept-Encoding": "gzip",
+            **(headers or {}),
+        }
+        for attempt in (1, 2):
+            connection = self.connections.get(parts.netloc)
+            if connection is None:
+                connection = http.client.HTTPConnection(parts.netloc, timeout=60)
+                self.connections[parts.netloc] = connection
+            try:
+                connection.request("GET", path, headers=headers)
+                response = connection.getresponse()
+                content = response.read()
+            except (http.client.RemoteDisconnected, ConnectionError):
+                connection.close()
+                del self.connections[parts.netloc]
+                if attempt == 2:
+                    raise
+                continue
+            if response.status not in (200, 304):
+                raise RuntimeError(f"{url} answered {response.status}")
+            if response.getheader("Content-Encoding") == "gzip":
+                content = gzip.decompress(content)
+            return response.status, content, response.headers
+        raise AssertionError("unreachable")
 
 
 def counted(climbers) -> int:
@@ -158,6 +200,7 @@ def run_group(spec: dict, kind: str, ids: list[int], acked) -> dict:
         rng = random.Random(100 + i)  # noqa: S311
         climbers: dict[str, dict] = {}
         version = None
+        session = Session(spec["owner"])
         tick = time.monotonic() + rng.uniform(0, spec["interval"])
         n = i
         try:
@@ -170,12 +213,10 @@ def run_group(spec: dict, kind: str, ids: list[int], acked) -> dict:
                 url = f"{server}/api/ladders/{spec['ladder']}/progress"
                 start = time.perf_counter()
                 if version is None:
-                    status, body, _ = call(url, spec["owner"])
+                    status, body, _ = session.get(url)
                 else:
-                    status, body, _ = call(
-                        f"{url}?since={version}",
-                        spec["owner"],
-                        headers={"If-None-Match": f'"{version}"'},
+                    status, body, _ = session.get(
+                        f"{url}?since={version}", {"If-None-Match": f'"{version}"'}
                     )
                 latency = time.perf_counter() - start
                 if status == 200:
