@@ -220,15 +220,11 @@ def _held_cells(dispatch_ids: list[int], unpinned: Iterable[str]) -> RawSQL:
     )
 
 
-def _slot_runs_by_cell(cells: RawSQL, max_target: int) -> dict[str, list[SlotRun]]:
-    """``_slot_runs`` on PostgreSQL, for the cells the subquery ``cells`` names."""
-    return _by_cell(fetch_rows(_slot_runs_sql(cells, max_target))[0])
-
-
 def _slot_runs_sql(cells: RawSQL, max_target: int) -> tuple[str, list]:
-    """``_slot_runs_by_cell``'s statement (its rows go to ``_by_cell``): for each cell, its first
-    counted runs straight from the ``run_counted_in_cell`` index (a LATERAL join with a LIMIT),
-    instead of ranking and sorting every counted run of every cell."""
+    """``_slot_runs`` on PostgreSQL, for the cells the subquery ``cells`` names, as a statement
+    whose rows go to ``_by_cell``: for each cell, its first counted runs straight from the
+    ``run_counted_in_cell`` index (a LATERAL join with a LIMIT), instead of ranking and sorting
+    every counted run of every cell."""
     return (
         f"""
         SELECT cells.cell_key, r.id, r.outcome, r.validator_rating, r.build_loaded,

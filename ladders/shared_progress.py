@@ -97,6 +97,10 @@ class Board:
     parts: list[Part]
     token: str  # of the snapshot this board has seen everything of
     under_way: int
+    #: The ladder's row as the board was computed from it. Any write to the ladder (its
+    #: configuration, owner, reviewers, dispatch) computes the board afresh, so climbers computed
+    #: again in between read this one, and no read needs to fetch it first.
+    ladder: Ladder = field(repr=False)
     figures: dict | None = None
     version: str = ""
     front: bytes = b""  # the encoded board up to its climbers
@@ -109,10 +113,6 @@ class Board:
     #: What this process's readers derive from the whole board (the history's live record),
     #: made once per board: a board that changes is a new ``Board`` with an empty memo.
     memo: dict = field(default_factory=dict, repr=False)
-    #: The ladder's row as the board was computed from it: a change to the ladder (its
-    #: configuration, reviewers, dispatch) computes the board afresh, so climbers computed
-    #: again in between read this one (and no read needs to fetch it first).
-    ladder: Ladder | None = field(default=None, repr=False)
 
     @property
     def body(self) -> dict:
@@ -187,20 +187,6 @@ def _look(ladder_id: int, since: str | None, viewer=None, also: str | None = Non
     prefix = f"{origins.ladder_prefix(ladder_id)}%"
     if connection.vendor == "postgresql":
         sees = access.SEES_SQL if viewer is not None else "true"
-        ours = f"""(c.key = ANY(%(keys)s) OR EXISTS (
-            SELECT 1 FROM {DispatchCell._meta.db_table} AS d
-            WHERE d.cell_key = c.key AND d.dispatch_id = (
-              SELECT id FROM {Dispatch._meta.db_table} WHERE ladder_id = %(ladder)s)
-            -- Each unseen change probes the cells' unique index, never a hash of all of a
-            -- large dispatch's cells (which the planner may pick, and OFFSET 0 keeps it from).
-            OFFSET 0))"""  # noqa: S608 - only models' table names are formatted in
-        unseen = f"""COALESCE((
-            SELECT json_agg(json_build_array(c.id, c.stamp, c.key))
-            FROM {Change._meta.db_table} AS c
-            WHERE c.stamp >= %({{0}}_floor)s::bigint
-            AND NOT pg_visible_in_snapshot(c.stamp::text::xid8, %({{0}})s::pg_snapshot)
-            {{1}} AND {ours}), '[]')"""  # noqa: S608
-        seen_by_since = "AND pg_visible_in_snapshot(c.stamp::text::xid8, %(since)s::pg_snapshot)"
         with connection.cursor() as cursor:
             cursor.execute(
                 f"""
@@ -210,9 +196,9 @@ def _look(ladder_id: int, since: str | None, viewer=None, also: str | None = Non
                    WHERE status = ANY(%(under_way)s) AND origin LIKE %(prefix)s),
                   client.found,
                   CASE WHEN %(also)s::text IS NULL OR client.found::text = '[]' THEN NULL
-                  ELSE {unseen.format("also", seen_by_since)} END
+                  ELSE {_unseen_sql("also", seen_by="since")} END
                 FROM (SELECT CASE WHEN %(since)s::text IS NULL THEN '[]'::json
-                      ELSE {unseen.format("since", "")} END AS found) AS client
+                      ELSE {_unseen_sql("since")} END AS found) AS client
                 """,  # noqa: S608 - only models' table names are formatted in
                 {
                     "under_way": list(UNDER_WAY),
@@ -250,6 +236,29 @@ def _look(ladder_id: int, since: str | None, viewer=None, also: str | None = Non
     seen = viewer is None or ladders_for(viewer).filter(pk=ladder_id).exists()
     under_way = progress.under_way(ladder_id)
     return Look(token, changes.horizon(), under_way, entries, seen, asked, began)
+
+
+def _unseen_sql(token: str, seen_by: str | None = None) -> str:
+    """The changes of the ladder, the catalog and the dispatch's cells that the snapshot parameter
+    ``token`` (with its ``<token>_floor``) did not see, and that ``seen_by`` did, as a JSON array
+    of (id, stamp, key) (PostgreSQL)."""
+    seen = (
+        f"AND pg_visible_in_snapshot(c.stamp::text::xid8, %({seen_by})s::pg_snapshot)"
+        if seen_by
+        else ""
+    )
+    return f"""COALESCE((
+        SELECT json_agg(json_build_array(c.id, c.stamp, c.key))
+        FROM {Change._meta.db_table} AS c
+        WHERE c.stamp >= %({token}_floor)s::bigint
+        AND NOT pg_visible_in_snapshot(c.stamp::text::xid8, %({token})s::pg_snapshot) {seen}
+        AND (c.key = ANY(%(keys)s) OR EXISTS (
+          SELECT 1 FROM {DispatchCell._meta.db_table} AS d
+          WHERE d.cell_key = c.key AND d.dispatch_id = (
+            SELECT id FROM {Dispatch._meta.db_table} WHERE ladder_id = %(ladder)s)
+          -- Each unseen change probes the cells' unique index, never a hash of all of a
+          -- large dispatch's cells (which the planner may pick, and OFFSET 0 keeps it from).
+          OFFSET 0))), '[]')"""  # noqa: S608 - only models' table names are formatted in
 
 
 def _parse(version: str | None) -> tuple[str, int] | None:
@@ -299,12 +308,6 @@ def check(viewer, ladder_id: int, version: str | None) -> Check:
     if client.changes or look.under_way != under_way or not _followable(client, token):
         return Check(None, look)
     return Check(version.strip().strip('"'), look)
-
-
-def unchanged_since(viewer, ladder_id: int, version: str | None) -> str | None:
-    """The version, if the viewer may see the ladder and nothing its board shows has changed
-    since it was computed (``check``). None otherwise."""
-    return check(viewer, ladder_id, version).unchanged
 
 
 # Computing -----------------------------------------------------------------------------------

@@ -8,6 +8,7 @@ from ladders.models import Dispatch, DispatchCell, DispatchClimber
 from loopweb.runs.arrays import in_cells
 from loopweb.runs.cells import CasePin, combination_key_of
 from loopweb.runs.models import Job, Run
+from loopweb.runs.together import fetch_rows
 from tests.ladders.builders import (
     BROKEN,
     PERFECT,
@@ -469,7 +470,7 @@ def test_both_ways_of_reading_the_first_runs_read_the_same_runs(owner, driver):
     loose = Run.objects.get(combination=combos[2]).cell_key
 
     held_cells = evidence._held_cells([d.pk for d in dispatches], [loose])
-    by_cell = evidence._slot_runs_by_cell(held_cells, 3)
+    by_cell = lateral(held_cells, 3)
     held = DispatchCell.objects.filter(dispatch__in=dispatches).values("cell_key")
     ranked = evidence._slot_runs(Q(cell_key__in=held) | Q(cell_key__in=[loose]), 3)
 
@@ -477,7 +478,7 @@ def test_both_ways_of_reading_the_first_runs_read_the_same_runs(owner, driver):
     assert sum(map(len, by_cell.values())) == 6  # 3 + 1 + 1 + 1, the infrastructure run left out
     # One dispatch's cells alone (each held once: nothing to make distinct).
     [one] = [d for d in dispatches if d.ladder_id == shared.pk]
-    alone = evidence._slot_runs_by_cell(evidence._held_cells([one.pk], []), 3)
+    alone = lateral(evidence._held_cells([one.pk], []), 3)
     its_cells = DispatchCell.objects.filter(dispatch=one).values("cell_key")
     assert alone == evidence._slot_runs(Q(cell_key__in=its_cells), 3)
     assert sum(map(len, alone.values())) == 5  # 3 + 1 + 1
@@ -485,5 +486,10 @@ def test_both_ways_of_reading_the_first_runs_read_the_same_runs(owner, driver):
     pins = [pin_of(first).key, pin_of(second).key]
     combination = combination_key_of(Run.objects.filter(combination=combos[0])[0].cell_key)
     chosen = in_cells(pins, [combination])
-    assert evidence._slot_runs_by_cell(chosen, 3) == evidence._slot_runs(Q(cell_key__in=chosen), 3)
+    assert lateral(chosen, 3) == evidence._slot_runs(Q(cell_key__in=chosen), 3)
     assert sum(map(len, evidence._slot_runs(Q(cell_key__in=chosen), 3).values())) == 4
+
+
+def lateral(cells, max_target: int) -> dict:
+    """The slot runs of the cells as PostgreSQL's evidence reads them (``_slot_runs_sql``)."""
+    return evidence._by_cell(fetch_rows(evidence._slot_runs_sql(cells, max_target))[0])
