@@ -367,3 +367,79 @@ def test_a_ladder_deleted_between_the_check_and_the_read_is_not_found(
     monkeypatch.setattr(shared_progress, "check", check_then_delete)
     answer = owner_api.get(f"/api/ladders/{ladder.pk}/progress", HTTP_IF_NONE_MATCH=changed)
     assert answer.status_code == 404
+
+
+# Writes to the ladder by any path (the admin saves the model itself) ----------------------------
+
+
+def test_a_ladder_renamed_in_the_admin_is_seen_by_the_next_read(owner, owner_api):
+    """An edit counts whatever path makes it: the admin saves the ladder's row directly."""
+    from ladders.models import Ladder
+
+    ladder = started(owner)
+    assert body(owner_api, ladder)["ladder"]["name"] != "renamed"
+    row = Ladder.objects.get(pk=ladder.pk)
+    row.name = "renamed"
+    row.save()
+
+    assert body(owner_api, ladder)["ladder"]["name"] == "renamed"
+
+
+def test_a_rung_changed_in_the_admin_is_seen_by_the_next_read(owner, owner_api):
+    from ladders.models import Rung
+
+    ladder = started(owner)
+    assert [r["runs"] for r in body(owner_api, ladder)["rungs"]] == [None, None]
+    rung = Rung.objects.filter(ladder=ladder).order_by("position").first()
+    rung.runs = 2
+    rung.save()
+
+    assert [r["runs"] for r in body(owner_api, ladder)["rungs"]] == [2, None]
+
+
+def test_a_review_by_an_owner_given_the_ladder_in_the_admin_counts_at_the_next_read(
+    owner, owner_api, driver, run_tasks, token_client
+):
+    """The ladder is given to another owner (in the admin); that owner's review of one of its
+    runs counts as reviewed by whoever reads the ladder now."""
+    from ladders.models import Ladder
+    from tests.factories import UserFactory
+
+    ladder = started(owner, n_climbers=1, n_rungs=1)
+    [run] = work(driver, run_tasks, PERFECT)
+    assert body(owner_api, ladder)["dispatch"]["runsUnreviewed"] == 1
+    heir = UserFactory(username="heir", role="owner")
+    row = Ladder.objects.get(pk=ladder.pk)
+    row.owner = heir
+    row.save()
+    heir_api = token_client(heir)
+
+    reviewed = heir_api.post(
+        f"/api/runs/{run.pk}/reviews", {"aestheticRating": 4, "writeup": "ok"}, format="json"
+    )
+
+    assert reviewed.status_code == 201, reviewed.content
+    assert body(heir_api, ladder)["dispatch"]["runsUnreviewed"] == 0
+
+
+@pytest.mark.parametrize("how", ["from the ladder", "from the user's ladders"])
+def test_a_reviewer_removed_in_the_admin_no_longer_counts_at_the_next_read(
+    owner, owner_api, driver, run_tasks, reviewer, token_client, how
+):
+    """A reviewer's review counts while they read the ladder; removed (either side of the
+    relation, as the admin's widgets do), their review no longer makes the run reviewed."""
+    ladder = started(owner, n_climbers=1, n_rungs=1)
+    ladder.reviewers.add(reviewer)
+    [run] = work(driver, run_tasks, PERFECT)
+    reviewed = token_client(reviewer).post(
+        f"/api/runs/{run.pk}/reviews", {"aestheticRating": 4, "writeup": "ok"}, format="json"
+    )
+    assert reviewed.status_code == 201, reviewed.content
+    assert body(owner_api, ladder)["dispatch"]["runsUnreviewed"] == 0
+
+    if how == "from the ladder":
+        ladder.reviewers.remove(reviewer)
+    else:
+        reviewer.reviewed_ladders.clear()
+
+    assert body(owner_api, ladder)["dispatch"]["runsUnreviewed"] == 1
