@@ -20,86 +20,18 @@ half-megabyte answer or a driver its claim (one process for all would add that w
 latency measured). The pushes acknowledged are counted in memory they all share.
 """
 
-import gzip
-import http.client
 import json
 import multiprocessing
 import random
 import sys
 import threading
 import time
-import urllib.error
-import urllib.parse
-import urllib.request
 
+from bench.http import Session, request
 from bench.threads import together
 
 PASSING = {"checklist": {"i0": True, "i1": True, "i2": True}, "toolchain": {"build": "ok"}}
 FAILING = {"checklist": {"i0": False}, "toolchain": {"build": "ok"}}
-
-
-def call(url, token, method="GET", body=None, headers=None):
-    request = urllib.request.Request(
-        url,
-        data=None if body is None else json.dumps(body).encode(),
-        headers={
-            "Authorization": f"Token {token}",
-            "Content-Type": "application/json",
-            "Accept-Encoding": "gzip",
-            **(headers or {}),
-        },
-        method=method,
-    )
-    try:
-        with urllib.request.urlopen(request, timeout=60) as response:  # noqa: S310
-            content = response.read()
-            if response.headers.get("Content-Encoding") == "gzip":
-                content = gzip.decompress(content)
-            return response.status, content, response.headers
-    except urllib.error.HTTPError as error:
-        if error.code == 304:
-            return 304, b"", error.headers
-        raise
-
-
-class Session:
-    """A poller's connections, one per server, kept alive between its polls as a browser's or an
-    HTTP client session's are (gunicorn keeps an idle one 5 s; a poller asks every 2 s). One the
-    server closed meanwhile is opened again, within the poll's time."""
-
-    def __init__(self, token: str):
-        self.token = token
-        self.connections: dict[str, http.client.HTTPConnection] = {}
-
-    def get(self, url: str, headers: dict | None = None):
-        parts = urllib.parse.urlsplit(url)
-        path = f"{parts.path}?{parts.query}" if parts.query else parts.path
-        headers = {
-            "Authorization": f"Token {self.token}",
-            "Accept-Encoding": "gzip",
-            **(headers or {}),
-        }
-        for attempt in (1, 2):
-            connection = self.connections.get(parts.netloc)
-            if connection is None:
-                connection = http.client.HTTPConnection(parts.netloc, timeout=60)
-                self.connections[parts.netloc] = connection
-            try:
-                connection.request("GET", path, headers=headers)
-                response = connection.getresponse()
-                content = response.read()
-            except (http.client.RemoteDisconnected, ConnectionError):
-                connection.close()
-                del self.connections[parts.netloc]
-                if attempt == 2:
-                    raise
-                continue
-            if response.status not in (200, 304):
-                raise RuntimeError(f"{url} answered {response.status}")
-            if response.getheader("Content-Encoding") == "gzip":
-                content = gzip.decompress(content)
-            return response.status, content, response.headers
-        raise AssertionError("unreachable")
 
 
 def counted(climbers) -> int:
@@ -171,14 +103,14 @@ def run_group(spec: dict, kind: str, ids: list[int], acked) -> dict:
             while time.monotonic() < deadline:
                 server = ingest[n % len(ingest)]
                 n += 1
-                _, body, _ = call(f"{server}/api/driver/claim", spec["driver"], "POST", {"max": 1})
+                _, body = request(f"{server}/api/driver/claim", spec["driver"], "POST", {"max": 1})
                 jobs = json.loads(body)
                 if not jobs:
                     time.sleep(0.05)
                     continue
                 [job] = jobs
                 record = PASSING if rng.random() < 0.9 else FAILING
-                status, _, _ = call(
+                status, _ = request(
                     f"{server}/api/runs/",
                     spec["driver"],
                     "POST",
