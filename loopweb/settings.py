@@ -287,7 +287,7 @@ REST_FRAMEWORK = {
     # JSON in, JSON out: the schema names no other media type, and a form body would be read
     # by rules the schema does not state (a repeated field, a field that is not a set).
     "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],
-    "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
+    "DEFAULT_RENDERER_CLASSES": ["loopweb.runs.api.renderers.JSONRenderer"],
     "TEST_REQUEST_DEFAULT_FORMAT": "json",
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "EXCEPTION_HANDLER": "loopweb.runs.api.errors.exception_handler",

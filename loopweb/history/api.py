@@ -8,7 +8,7 @@ from django.views.decorators.csrf import csrf_exempt
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework.generics import GenericAPIView
-from rest_framework.renderers import BaseRenderer, JSONRenderer
+from rest_framework.renderers import BaseRenderer
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
@@ -16,6 +16,7 @@ from ladders.api.views import LadderViewSet
 from ladders.models import Ladder
 from ladders.selectors import ladders_for
 from loopweb.history import exports, records, schema, selectors
+from loopweb.runs.api.renderers import JSONRenderer
 
 FORMAT = OpenApiParameter(
     "format", str, enum=["json", "csv"], description="csv: the same content as CSV."
