@@ -255,9 +255,24 @@ def slot_json(rung: dict, slot: list) -> dict:
 
 
 def detail_json(record: DispatchRecord) -> dict:
-    """One record, with every slot's verdict and tally."""
+    """One record, with every slot's verdict and tally.
+
+    A climb stops at its first rung not passed, so most slots of a large record were never
+    reached: no tally, no totals, the same few statuses. Each such slot of a rung is one shared
+    (read-only) object, made once, not once per climber."""
     snapshot = record.snapshot
     rungs = rungs_json(record)
+    bare: dict[tuple[str, str], dict] = {}
+
+    def slot(rung: dict, s: list) -> dict:
+        if s[1] or s[2]:
+            return slot_json(rung, s)
+        key = (rung["id"], s[0])
+        made = bare.get(key)
+        if made is None:
+            made = bare[key] = slot_json(rung, s)
+        return made
+
     return {
         **head_json(record),
         "gate": snapshot["gate"],
@@ -269,10 +284,7 @@ def detail_json(record: DispatchRecord) -> dict:
         "runs": record.runs,
         "totals": record.totals,
         "climbers": [
-            {
-                **climber,
-                "slots": [slot_json(r, s) for r, s in zip(rungs, slots, strict=True)],
-            }
+            {**climber, "slots": [slot(r, s) for r, s in zip(rungs, slots, strict=True)]}
             for climber, slots in zip(record.climbers, record.slots, strict=True)
         ],
     }

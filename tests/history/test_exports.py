@@ -171,3 +171,63 @@ def test_errors_stay_json_when_csv_is_asked_for(owner, owner_api, outsider_api):
     assert set(response.json()["errors"]) == {"a", "b"}
     hidden = outsider_api.get(f"/api/ladders/{ladder.pk}/progress?format=csv")
     assert hidden.status_code == 404 and hidden.json()["detail"]
+
+
+def _as_the_writer_writes(record) -> str:
+    """The standing as ``csv.writer`` writes each row's fields, one row per slot."""
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\r\n")
+    writer.writerow(exports.STANDING_COLUMNS)
+    rungs = record.snapshot["rungs"]
+    for climber, slots in zip(record.climbers, record.slots, strict=True):
+        for n, (rung, (status, tally, totals)) in enumerate(zip(rungs, slots, strict=True), 1):
+            writer.writerow(
+                [
+                    record.pk,
+                    record.dispatch_id,
+                    record.status,
+                    climber["key"],
+                    climber["label"],
+                    climber["status"],
+                    climber.get("blockedReason") or "",
+                    climber["reached"],
+                    n,
+                    rung["id"],
+                    rung["case"],
+                    rung["version"],
+                    rung["variant"],
+                    rung.get("engine") or "",
+                    status,
+                    status if status in ("passed", "failed") else "",
+                    *(tally or [""] * 7),
+                    *(totals or [""] * 6),
+                ]
+            )
+    return out.getvalue()
+
+
+def test_a_records_csv_is_what_the_csv_writer_writes_whatever_its_values():
+    from loopweb.history.models import DispatchRecord
+
+    tricky = 'a, "quoted"\nlabel'
+    record = DispatchRecord(
+        pk=7,
+        dispatch_id="d_1",
+        status="stopped",
+        snapshot={
+            "rungs": [
+                {"id": "r1", "case": "c,1", "version": "1", "variant": "default", "engine": None},
+                {"id": 'r"2', "case": "c2", "version": "2\n", "variant": "v", "engine": "e 1"},
+            ]
+        },
+        climbers=[
+            {"key": "k1", "label": tricky, "status": "completed", "reached": 2},
+            {"key": "k,2", "label": "", "status": "blocked", "blockedReason": "x, y", "reached": 0},
+        ],
+        slots=[
+            [["passed", [1, 0, 1, 1, 0, 0, 1], [10, 2, 3, 4, 0, 1]], ["failed", [2] * 7, None]],
+            [["skipped", None, None], ["pending", [1.5, True, None, 0, -1, 2, 3], ["a,b", 1, 2]]],
+        ],
+    )
+    assert exports.standing_csv(record) == _as_the_writer_writes(record)
+    assert exports.standing_csv(None) == "\r\n".join([",".join(exports.STANDING_COLUMNS), ""])
