@@ -1,9 +1,89 @@
+from functools import cache
+
+from django.contrib.auth import get_user_model
+from django.db import connections, router
 from django.utils import timezone
 from drf_spectacular.extensions import OpenApiAuthenticationExtension
 from rest_framework import authentication, exceptions
 
-from loopweb.runs.models import ApiToken
+from loopweb.runs.models import Account, ApiToken
 from loopweb.runs.models.accounts import token_digest
+
+
+class _Loaded:
+    """One model's columns in a statement: where they are in its rows and how each value is
+    converted from the database's, as the ORM converts it."""
+
+    def __init__(self, model, alias: str, connection, start: int):
+        fields = model._meta.concrete_fields
+        self.model = model
+        self.names = [f.attname for f in fields]
+        self.columns = [f"{alias}.{connection.ops.quote_name(f.column)}" for f in fields]
+        self.where = slice(start, start + len(fields))
+        self.converters = []
+        for f in fields:
+            column = f.get_col(alias)
+            for convert in connection.ops.get_db_converters(column) + f.get_db_converters(
+                connection
+            ):
+                self.converters.append((self.names.index(f.attname), convert, column))
+
+    def instance(self, row, connection):
+        values = list(row[self.where])
+        for i, convert, column in self.converters:
+            values[i] = convert(values[i], column, connection)
+        return self.model.from_db(connection.alias, self.names, values)
+
+
+@cache
+def _token_statement(alias: str) -> tuple[str, _Loaded, _Loaded, _Loaded]:
+    """The statement ``token_by_digest`` sends, written once per process and database."""
+    connection = connections[alias]
+    quote = connection.ops.quote_name
+    user_model = get_user_model()
+    token = _Loaded(ApiToken, "t", connection, 0)
+    user = _Loaded(user_model, "u", connection, len(token.names))
+    account = _Loaded(Account, "a", connection, len(token.names) + len(user.names))
+    user_pk = quote(user_model._meta.pk.column)
+    # Names from the models' metadata, quoted; the digest is a parameter.
+    sql = (
+        f"SELECT {', '.join(token.columns + user.columns + account.columns)}"  # noqa: S608
+        f" FROM {quote(ApiToken._meta.db_table)} AS t"
+        f" JOIN {quote(user_model._meta.db_table)} AS u"
+        f" ON u.{user_pk} = t.{quote(ApiToken._meta.get_field('user').column)}"
+        f" LEFT JOIN {quote(Account._meta.db_table)} AS a"
+        f" ON a.{quote(Account._meta.get_field('user').column)} = u.{user_pk}"
+        f" WHERE t.{quote(ApiToken._meta.get_field('digest').column)} = %s"
+    )
+    return sql, token, user, account
+
+
+def token_by_digest(digest: str) -> ApiToken | None:
+    """The token with this digest, its user and the user's account (or none) in one statement,
+    as ``select_related("user", "user__account")`` loads them.
+
+    Every API request asks this first. Through the ORM the statement is written again each time
+    (three models, 24 columns): about 1.2 ms of a request, against 0.2 ms for the database to
+    answer it; here it is written once and the rows are read as the ORM reads them
+    (``Model.from_db``, each field's converters)."""
+    alias = router.db_for_read(ApiToken)
+    connection = connections[alias]
+    sql, token_part, user_part, account_part = _token_statement(alias)
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [digest])
+        row = cursor.fetchone()
+    if row is None:
+        return None
+    token = token_part.instance(row, connection)
+    user = user_part.instance(row, connection)
+    ApiToken._meta.get_field("user").set_cached_value(token, user)
+    account = None
+    if row[account_part.where][0] is not None:  # the account's id: none without one
+        account = account_part.instance(row, connection)
+        Account._meta.get_field("user").set_cached_value(account, user)
+    # As select_related leaves it: ``user.account`` is this account, or raises without a query.
+    Account._meta.get_field("user").remote_field.set_cached_value(user, account)
+    return token
 
 
 class HashedTokenAuthentication(authentication.BaseAuthentication):
@@ -21,14 +101,7 @@ class HashedTokenAuthentication(authentication.BaseAuthentication):
             raw = header[1].decode()
         except UnicodeError as exc:
             raise exceptions.AuthenticationFailed("Invalid token header.") from exc
-        try:
-            # A digest is unique: ``get`` asks for it without the ordering ``first`` would add
-            # to a query every API request makes.
-            token = ApiToken.objects.select_related("user", "user__account").get(
-                digest=token_digest(raw)
-            )
-        except ApiToken.DoesNotExist:
-            token = None
+        token = token_by_digest(token_digest(raw))
         if token is None or not token.user.is_active:
             raise exceptions.AuthenticationFailed("Invalid token.")
         if token.expires_at is not None and token.expires_at <= timezone.now():

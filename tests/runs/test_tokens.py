@@ -127,3 +127,36 @@ def test_an_unauthenticated_answer_asks_for_a_token(anon_api):
 
     assert response.status_code == 401
     assert response["WWW-Authenticate"] == "Token"
+
+
+def _values(instance) -> dict | None:
+    if instance is None:
+        return None
+    return {f.attname: getattr(instance, f.attname) for f in type(instance)._meta.concrete_fields}
+
+
+def _as_loaded(token):
+    return _values(token), _values(token.user), _values(getattr(token.user, "account", None))
+
+
+@pytest.mark.parametrize("with_account", [True, False])
+def test_a_token_is_found_with_its_user_and_account_in_one_statement(
+    owner, django_assert_num_queries, with_account
+):
+    from loopweb.runs.auth import token_by_digest
+    from loopweb.runs.models.accounts import token_digest
+
+    token, raw = ApiToken.objects.issue(owner, name="ci")
+    ApiToken.objects.filter(pk=token.pk).update(expires_at=timezone.now() + dt.timedelta(days=1))
+    if not with_account:
+        owner.account.delete()
+    by_orm = ApiToken.objects.select_related("user", "user__account").get(pk=token.pk)
+
+    with django_assert_num_queries(1):
+        found = token_by_digest(token_digest(raw))
+        loaded = _as_loaded(found)  # the user and account come with it: no query of their own
+
+    assert loaded == _as_loaded(by_orm)
+    assert found.expires_at.tzinfo is not None
+    assert found.user.account.role == "owner" if with_account else loaded[2] is None
+    assert token_by_digest(token_digest("not-a-token")) is None
