@@ -39,10 +39,13 @@ def _accepts_gzip(request) -> bool:
 
 
 def _json(request, body: bytes) -> HttpResponse:
-    """Encoded JSON, compressed when the client accepts it and it is worth it."""
+    """Encoded JSON, compressed when the client accepts it and it is worth it. Compressed for
+    this request alone, so at the fastest level (as web servers compress what they serve): a
+    400 KB delta in 1.5 ms to 23 KB, against 3.4 ms to 20 KB at level 5, which a whole board,
+    compressed once for all its viewers, keeps."""
     if _accepts_gzip(request) and len(body) > 2048:
         response = HttpResponse(
-            gzip.compress(body, compresslevel=5, mtime=0), content_type="application/json"
+            gzip.compress(body, compresslevel=1, mtime=0), content_type="application/json"
         )
         response.headers["Content-Encoding"] = "gzip"
         return response
