@@ -13,7 +13,6 @@ jobs still in flight read live.
 """
 
 import hashlib
-import json
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -25,6 +24,7 @@ from ladders import evidence
 from ladders.models import Dispatch, DispatchCell, DispatchStatus, FinalStanding, Ladder, Rung
 from ladders.standing import ClimberStanding, SlotStanding, Standing, evaluate
 from ladders.statuses import BLOCKED, NEEDS_ATTENTION, NOT_RUN_YET, RUNNING, SLOT_STATUSES
+from loopweb.runs import jsonbytes
 from loopweb.runs.arrays import in_ids
 from loopweb.runs.models import UNDER_WAY, CaseVersion, Outcome, Review
 
@@ -32,7 +32,8 @@ COMPLETED = Outcome.COMPLETED.value
 
 
 def encode(value) -> bytes:
-    return json.dumps(value, separators=(",", ":"), ensure_ascii=False, default=str).encode()
+    """A climber's part as the board sends it (each climber's at every change it sees)."""
+    return jsonbytes.dumps(value, str)
 
 
 @dataclass(slots=True)

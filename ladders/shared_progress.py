@@ -40,18 +40,18 @@ from ladders.models import Dispatch, DispatchCell, Ladder
 from ladders.progress import Head, Part
 from ladders.selectors import ladders_for
 from loopweb import telemetry
-from loopweb.runs import changes
+from loopweb.runs import changes, jsonbytes
 from loopweb.runs.models import UNDER_WAY, Change, ChangeHorizon, Job
 
 #: A board nobody has read for this long is dropped when another is stored.
 UNREAD_FOR = 60.0
 
 _now = time.monotonic
-_encoder = JSONEncoder(separators=(",", ":"), ensure_ascii=False)
+_drf_default = JSONEncoder().default
 
 
 def _encode(value) -> bytes:
-    return _encoder.encode(value).encode()
+    return jsonbytes.dumps(value, _drf_default)
 
 
 @dataclass(slots=True)
