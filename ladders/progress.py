@@ -323,7 +323,10 @@ def reviewed(
         scope = Q(run__cell_key__in=cells)
     else:
         scope = Q(run_id__in=in_ids(ids))
-    found = Review.objects.filter(readers, scope).values_list("run_id", flat=True).distinct()
+    # Without the reviews' default ordering, whose columns DISTINCT would otherwise sort by too.
+    found = (
+        Review.objects.filter(readers, scope).order_by().values_list("run_id", flat=True).distinct()
+    )
     return set(found) & ids
 
 
