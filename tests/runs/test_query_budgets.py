@@ -57,6 +57,20 @@ def test_a_claim_of_first_attempts_reads_only_their_combinations(
     assert all(job["combination"]["harness"] for job in body)
 
 
+@pytest.mark.postgres
+def test_on_postgresql_a_claims_combinations_come_with_its_jobs(
+    owner, driver_api, version, django_assert_max_num_queries
+):
+    made = [CombinationFactory(), CombinationFactory(harness="other")]
+    for combination in made:
+        hand_job(owner, version, combination)
+    # The token, and the claim returning each job with its combination.
+    with django_assert_max_num_queries(2):
+        body = driver_api.post("/api/driver/claim", {"max": 20}, format="json").json()
+    shown = sorted((job["combination"]["id"], job["combination"]["key"]) for job in body)
+    assert shown == sorted((c.pk, c.key) for c in made)
+
+
 def test_claiming_twenty_jobs_costs_what_claiming_two_costs(owner, driver_api, version):
     enqueue(owner, version, 22)
 
