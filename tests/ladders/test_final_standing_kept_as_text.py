@@ -2,10 +2,15 @@
 where PostgreSQL has it), and a standing frozen before the change reads the same after it."""
 
 import datetime as dt
+import json
+import uuid
+from decimal import Decimal
 
 import pytest
+from django.core.serializers.json import DjangoJSONEncoder
 from django.db import connection
 
+from ladders.fields import JSONText
 from ladders.models import FinalStanding
 from tests.ladders.builders import climbers, make_ladder, versions
 from tests.migrating import migrate_to, migrate_to_latest
@@ -39,6 +44,25 @@ def test_a_standing_frozen_before_reads_the_same_after():
         assert kept.climbers == CLIMBERS
     finally:
         migrate_to_latest()
+
+
+def test_it_is_the_text_json_writes_with_djangos_encoder_in_utf_8():
+    value = [
+        *CLIMBERS,
+        {
+            "at": dt.datetime(2030, 1, 1, 12, 30, 15, 123456, tzinfo=dt.UTC),
+            "cost": Decimal("1.50"),
+            "id": uuid.UUID(int=1),
+            "big": 2**70,
+        },
+    ]
+    text = JSONText().get_prep_value(value)
+    assert text == json.dumps(
+        value, cls=DjangoJSONEncoder, separators=(",", ":"), ensure_ascii=False
+    )
+    assert JSONText().from_db_value(text, None, connection) == json.loads(
+        json.dumps(value, cls=DjangoJSONEncoder)
+    )
 
 
 def test_a_frozen_standing_round_trips(owner):
