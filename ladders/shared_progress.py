@@ -33,7 +33,6 @@ import time
 from dataclasses import dataclass, field
 
 from django.db import connection
-from rest_framework.utils.encoders import JSONEncoder
 
 from ladders import access, origins, progress
 from ladders.models import Dispatch, DispatchCell, Ladder
@@ -41,17 +40,17 @@ from ladders.progress import Head, Part
 from ladders.selectors import ladders_for
 from loopweb import telemetry
 from loopweb.runs import changes, jsonbytes
+from loopweb.runs.api.renderers import DRF_DEFAULT
 from loopweb.runs.models import UNDER_WAY, Change, ChangeHorizon, Job
 
 #: A board nobody has read for this long is dropped when another is stored.
 UNREAD_FOR = 60.0
 
 _now = time.monotonic
-_drf_default = JSONEncoder().default
 
 
 def _encode(value) -> bytes:
-    return jsonbytes.dumps(value, _drf_default)
+    return jsonbytes.dumps(value, DRF_DEFAULT)
 
 
 @dataclass(slots=True)

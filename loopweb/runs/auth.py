@@ -20,16 +20,16 @@ def _token_statement(alias: str) -> tuple[str, Columns[ApiToken], Columns, Colum
     token = Columns(ApiToken, connection, alias="t")
     user = Columns(user_model, connection, alias="u", start=len(token.names))
     account = Columns(Account, connection, alias="a", start=len(token.names) + len(user.names))
-    user_pk = quote(user_model._meta.pk.column)
+    user_pk = user.column[user_model._meta.pk.name]
     # Names from the models' metadata, quoted; the digest is a parameter.
     sql = (
         f"SELECT {', '.join(token.qualified + user.qualified + account.qualified)}"  # noqa: S608
         f" FROM {quote(ApiToken._meta.db_table)} AS t"
         f" JOIN {quote(user_model._meta.db_table)} AS u"
-        f" ON u.{user_pk} = t.{quote(ApiToken._meta.get_field('user').column)}"
+        f" ON u.{user_pk} = t.{token.column['user']}"
         f" LEFT JOIN {quote(Account._meta.db_table)} AS a"
-        f" ON a.{quote(Account._meta.get_field('user').column)} = u.{user_pk}"
-        f" WHERE t.{quote(ApiToken._meta.get_field('digest').column)} = %s"
+        f" ON a.{account.column['user']} = u.{user_pk}"
+        f" WHERE t.{token.column['digest']} = %s"
     )
     return sql, token, user, account
 
@@ -53,9 +53,8 @@ def token_by_digest(digest: str) -> ApiToken | None:
     token = token_part.instance(row, connection)
     user = user_part.instance(row, connection)
     ApiToken._meta.get_field("user").set_cached_value(token, user)
-    account = None
-    if row[account_part.where][0] is not None:  # the account's id: none without one
-        account = account_part.instance(row, connection)
+    account = account_part.instance_or_none(row, connection)
+    if account is not None:
         Account._meta.get_field("user").set_cached_value(account, user)
     # As select_related leaves it: ``user.account`` is this account, or raises without a query.
     Account._meta.get_field("user").remote_field.set_cached_value(user, account)

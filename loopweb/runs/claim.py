@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from django.db import connection
+from django.db import connection, connections
 from django.db.models import prefetch_related_objects
 
 from loopweb.runs.models import Combination, Job, JobStatus
@@ -39,10 +39,7 @@ def lease_queued(*, driver_id: int, limit: int, now: datetime, expires: datetime
         job = claim.jobs.instance(row, connection)
         if claim.combinations is not None:
             # Joined to its claim (PostgreSQL): the reply's combination needs no query of its own.
-            combination = None
-            if row[claim.combinations.where][0] is not None:
-                combination = claim.combinations.instance(row, connection)
-            _COMBINATION.set_cached_value(job, combination)
+            _COMBINATION.set_cached_value(job, claim.combinations.instance_or_none(row, connection))
         jobs.append(job)
     return sorted(jobs, key=lambda job: job.pk)
 
@@ -56,10 +53,11 @@ class _Claim:
 
 @functools.cache
 def _claim(alias: str) -> _Claim:
+    connection = connections[alias]
     qn = connection.ops.quote_name
     table = qn(Job._meta.db_table)
     jobs = Columns(Job, connection)
-    column = dict(zip((f.name for f in Job._meta.concrete_fields), jobs.plain, strict=True))
+    column = jobs.column
     # SKIP LOCKED: concurrent drivers each take different jobs instead of queueing on one.
     # Where it does not exist (SQLite), the database runs one writer at a time anyway.
     skip_locked = connection.features.has_select_for_update_skip_locked
@@ -76,9 +74,7 @@ def _claim(alias: str) -> _Claim:
         return _Claim(update, jobs, None)  # SQLite takes no UPDATE inside WITH
     combinations = Columns(Combination, connection, alias="c", start=len(jobs.names))
     claimed = ", ".join(f"claimed.{name}" for name in jobs.plain)
-    combination_id = combinations.plain[
-        Combination._meta.concrete_fields.index(Combination._meta.pk)
-    ]
+    combination_id = combinations.column[Combination._meta.pk.name]
     return _Claim(
         f"WITH claimed AS ({update}) SELECT {claimed}, {', '.join(combinations.qualified)}"  # noqa: S608
         f" FROM claimed LEFT JOIN {qn(Combination._meta.db_table)} AS c"
@@ -90,9 +86,8 @@ def _claim(alias: str) -> _Claim:
 
 def for_showing(jobs: list[Job]) -> list[Job]:
     """Claimed jobs made ready for their reply: their combinations read in one query (unless the
-    claim brought them), and the
-    attempts they retry only for the retries among them. A claimed job has no run (a run is
-    stored in the transaction that ends its attempt), so none is read."""
+    claim brought them), and the attempts they retry only for the retries among them. A claimed
+    job has no run (a run is stored in the transaction that ends its attempt), so none is read."""
     prefetch_related_objects(jobs, "combination")
     retries = [job for job in jobs if job.attempt > 1]
     if retries:

@@ -17,10 +17,13 @@ class Columns[M: Model]:
         quote = connection.ops.quote_name
         self.model = model
         self.names = [f.attname for f in fields]
-        #: The columns' names, and as ``alias.column`` (the model's table without an alias).
-        self.plain = [quote(f.column) for f in fields]
+        #: The columns' quoted names, by field name, in order; and as ``alias.column`` (the
+        #: model's table without an alias).
+        self.column = {f.name: quote(f.column) for f in fields}
+        self.plain = list(self.column.values())
         self.qualified = [f"{quote(alias or model._meta.db_table)}.{name}" for name in self.plain]
         self.where = slice(start, start + len(fields))
+        self._pk = start + list(fields).index(model._meta.pk)
         self.converters = []
         for i, f in enumerate(fields):
             column = f.get_col(alias or model._meta.db_table)
@@ -36,3 +39,10 @@ class Columns[M: Model]:
         for i, convert, column in self.converters:
             values[i] = convert(values[i], column, connection)
         return self.model.from_db(connection.alias, self.names, values)
+
+    def instance_or_none(self, row, connection) -> M | None:
+        """As ``instance``, or None where the row has no primary key for this model (a
+        ``LEFT JOIN`` that found nothing)."""
+        if row[self._pk] is None:
+            return None
+        return self.instance(row, connection)
