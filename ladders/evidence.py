@@ -9,10 +9,13 @@ Queries (see ``tests/ladders/test_query_budgets.py``):
   6. the dispatches' own jobs in flight, per origin and cell
   7. the dispatches' exhausted failures (and, only when there are some, 8: their slots' latest
      launches)
+
+What was loaded is brought up to date after some of its cells changed by ``reload``: those cells
+and the climbers holding them read again, in one round trip on PostgreSQL.
 """
 
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import groupby
 from operator import itemgetter
@@ -26,11 +29,13 @@ from ladders import origins
 from ladders.gate import Gate
 from ladders.models import Dispatch, DispatchCell, DispatchClimber
 from ladders.standing import ClimberInput, Evidence, Failure, RungSnap, SlotRun
-from loopweb.runs.arrays import in_cells
+from loopweb.runs.arrays import in_cells, in_keys
 from loopweb.runs.cells import CasePin, CombinationCell, cell_key
 from loopweb.runs.models import IN_FLIGHT, NOT_STARTED, Job, JobStatus, Outcome, Run
+from loopweb.runs.prepared import Prepared
 from loopweb.runs.resolve import CatalogView, Unresolvable, combination_cell, launch_problem
-from loopweb.runs.together import fetch_rows
+from loopweb.runs.rows import Columns
+from loopweb.runs.together import Query, fetch_rows
 
 
 def stop_cancels(ladder_id: int, *, cancel_running: bool) -> QuerySet[Job]:
@@ -51,6 +56,10 @@ class Loaded:
     climbers: list[DispatchClimber]
     inputs: list[ClimberInput]
     evidence: Evidence
+    catalog: CatalogView | None = None
+    #: The statements ``reload`` asks, written once for every reload of this dispatch's
+    #: evidence (``_reloading``).
+    again: Prepared | None = None
 
 
 def snapshot_rungs(snapshot: dict) -> list[RungSnap]:
@@ -132,6 +141,7 @@ def load(dispatches: list[Dispatch], *, only: set[str] | None = None) -> list[Lo
                 climbers=climbers[dispatch.pk],
                 inputs=inputs,
                 evidence=Evidence(),
+                catalog=catalog,
             )
         )
 
@@ -338,7 +348,15 @@ class _DispatchJobs:
         )
         return [in_flight, exhausted]
 
-    def read(self, in_flight=(), exhausted=()):
+    @property
+    def first_launches(self) -> QuerySet:
+        """(origin, cellKey, the latest first attempt's creation) of the jobs."""
+        assert self.jobs is not None
+        return _per_origin_and_cell(self.jobs.filter(attempt=1), Max("created_at"))
+
+    def read(self, in_flight=(), exhausted=(), first=None):
+        """The rows of ``queries`` as the jobs in flight, the failed attempts and the latest first
+        launches, from the rows of ``first_launches`` when given, else asked when some failed."""
         launched: dict[int, dict] = defaultdict(dict)
         failures: dict[int, dict] = defaultdict(lambda: defaultdict(list))
         last_launch: dict[int, dict] = defaultdict(dict)
@@ -346,10 +364,10 @@ class _DispatchJobs:
             launched[pk][slot] = n
         for pk, slot, (finished_at, attempt) in _by_slot(exhausted, self.prefixes):
             failures[pk][slot].append(Failure(finished_at, attempt))
-        if self.jobs is not None and any(failures.values()):
-            first = _per_origin_and_cell(self.jobs.filter(attempt=1), Max("created_at"))
-            for pk, slot, (latest,) in _by_slot(first, self.prefixes):
-                last_launch[pk][slot] = latest
+        if first is None and self.jobs is not None and any(failures.values()):
+            first = self.first_launches
+        for pk, slot, (latest,) in _by_slot(first or (), self.prefixes):
+            last_launch[pk][slot] = latest
         return launched, failures, last_launch
 
 
@@ -360,3 +378,148 @@ def _dispatch_jobs(prefixes: dict[str, int], cells: Q | None = None) -> _Dispatc
     if cells is not None:
         jobs = jobs.filter(cells)
     return _DispatchJobs(prefixes, jobs)
+
+
+# Reloading some cells ----------------------------------------------------------------------
+
+
+class Stale(Exception):
+    """What was loaded cannot be brought up to date by reading some cells again (a climber it
+    holds is gone or names another combination): it is to be loaded afresh."""
+
+
+#: Makes, from the subquery of the cells a reload reads, the queries asked with it.
+Also = Callable[[RawSQL], Sequence[Query]]
+
+
+def _nothing_else(cells: RawSQL) -> Sequence[Query]:
+    return ()
+
+
+def reload(
+    loaded: Loaded, cells: Collection[str], keys: Collection[str], *, also: Also = _nothing_else
+) -> tuple[Loaded, list[list[tuple]]]:
+    """``loaded`` brought up to date after some of its cells changed: what those cells hold (their
+    counted runs, jobs in flight, the dispatch's jobs in flight, failed attempts and first
+    launches) and the climbers keyed ``keys`` (pinned ones, holding the cells) read again, the
+    other cells' evidence kept; and the rows of the queries ``also`` makes of the cells'
+    subquery, asked with them. ``Stale`` when a climber is not the one loaded.
+
+    One round trip on PostgreSQL, whose statements the ORM writes at the first reload of what one
+    ``load`` read and every later reload of it binds again (``loopweb.runs.prepared``): ``also``
+    is written with them, so it must make the same queries at each (one ladder's reviews)."""
+    cells, keys = sorted(set(cells)), sorted(set(keys))
+    if connection.vendor == "postgresql":
+        if loaded.again is None:
+            loaded.again = Prepared(
+                lambda cells, keys: _reloading(loaded, in_keys(cells), in_keys(keys), also),
+                "cells",
+                "keys",
+            )
+        climber_rows, run_rows, *rest = fetch_rows(*loaded.again.bind(cells=cells, keys=keys))
+        columns = Columns(DispatchClimber, connection)
+        climbers = [columns.instance(row, connection) for row in climber_rows]
+        runs = _by_cell(run_rows)
+    else:
+        where = in_keys(cells)
+        climbers = list(_climbers_of(loaded.dispatch, in_keys(keys)))
+        runs = _slot_runs(Q(cell_key__in=where), _max_target(loaded.rungs))
+        rest = fetch_rows(*_jobs_in(loaded.dispatch, where), *also(where))
+    in_flight, dispatch_in_flight, exhausted, first, *extra = rest
+    jobs = _DispatchJobs({loaded.dispatch.origin_prefix: loaded.dispatch.pk}, None)
+    launched, failures, last_launch = (
+        found.get(loaded.dispatch.pk, {})
+        for found in jobs.read(dispatch_in_flight, exhausted, first)
+    )
+    old = loaded.evidence
+    evidence = Evidence(
+        runs=_replaced(old.runs, cells, runs),
+        cell_in_flight=_replaced(old.cell_in_flight, cells, dict(in_flight)),
+        launched_in_flight=_replaced_slots(old.launched_in_flight, loaded.rungs, cells, launched),
+        failures=_replaced_slots(old.failures, loaded.rungs, cells, failures),
+        last_launch=_replaced_slots(old.last_launch, loaded.rungs, cells, last_launch),
+    )
+    fresh = Loaded(
+        dispatch=loaded.dispatch,
+        rungs=loaded.rungs,
+        gate=loaded.gate,
+        climbers=list(loaded.climbers),
+        inputs=list(loaded.inputs),
+        evidence=evidence,
+        catalog=loaded.catalog,
+        again=loaded.again,
+    )
+    _replace_climbers(fresh, climbers, expected=len(keys))
+    return fresh, extra
+
+
+def _max_target(rungs: list[RungSnap]) -> int:
+    return max([1, *(r.target for r in rungs)])
+
+
+def _climbers_of(dispatch: Dispatch, keys: RawSQL) -> QuerySet[DispatchClimber]:
+    return DispatchClimber.objects.filter(dispatch=dispatch, combination_key__in=keys).order_by(
+        "position"
+    )
+
+
+def _jobs_in(dispatch: Dispatch, cells: RawSQL) -> list[QuerySet]:
+    """The cells' jobs in flight, whoever launched them; the dispatch's own jobs in flight, its
+    failed attempts and its first launches in them."""
+    where = Q(cell_key__in=cells)
+    jobs = _dispatch_jobs({dispatch.origin_prefix: dispatch.pk}, where)
+    return [_cell_in_flight(where), *jobs.queries, jobs.first_launches]
+
+
+def _reloading(loaded: Loaded, cells: RawSQL, keys: RawSQL, also: Also) -> list[Query]:
+    """A reload's statements on PostgreSQL: the climbers, the cells' runs, their jobs, ``also``."""
+    names = Columns(DispatchClimber, connection).names
+    return [
+        _climbers_of(loaded.dispatch, keys).values_list(*names),
+        _slot_runs_sql(cells, _max_target(loaded.rungs)),
+        *_jobs_in(loaded.dispatch, cells),
+        *also(cells),
+    ]
+
+
+def _replaced[K, V](old: Mapping[K, V], cells: list[str], fresh: Mapping[K, V]) -> dict[K, V]:
+    """``old`` with the cells' entries those of ``fresh`` (a cell it lacks has none)."""
+    found = dict(old)
+    for key in cells:
+        found.pop(key, None)  # type: ignore[call-overload]
+    found.update(fresh)
+    return found
+
+
+def _replaced_slots[V](
+    old: Mapping[tuple[str, str], V],
+    rungs: list[RungSnap],
+    cells: list[str],
+    fresh: Mapping[tuple[str, str], V],
+) -> dict[tuple[str, str], V]:
+    """``old``, keyed by (rungId, cellKey), with the cells' entries those of ``fresh``."""
+    found = dict(old)
+    for rung in rungs:
+        for key in cells:
+            found.pop((rung.id, key), None)
+    found.update(fresh)
+    return found
+
+
+def _replace_climbers(loaded: Loaded, rows: list[DispatchClimber], *, expected: int) -> None:
+    """Put the climbers read again in place of the loaded ones (in place: ``loaded`` is new)."""
+    if len(rows) != expected:
+        raise Stale("a climber is gone")
+    at = {c.combination_key: i for i, c in enumerate(loaded.climbers)}
+    for row in rows:
+        i = at.get(row.combination_key)
+        if i is None:
+            raise Stale(f"climber {row.combination_key} was not loaded")
+        was = loaded.climbers[i]
+        if row.pk != was.pk or row.combination_id != was.combination_id:
+            raise Stale(f"climber {row.combination_key} is not the one loaded")
+        # Its combination is the catalog's: a change to it computes everything afresh.
+        row.combination = was.combination
+        loaded.climbers[i] = row
+        assert loaded.catalog is not None
+        loaded.inputs[i] = _input(row, loaded.catalog)

@@ -5,7 +5,8 @@ part carries what the dispatch's figures add up (slot counts, runs total and don
 dispatch's jobs in flight, unreviewed runs) beside the climber as progress shows it, so that
 when one cell changes only the climbers holding it are computed again and the figures are summed
 anew (``ladders.shared_progress``). A full computation and a partial one build parts the same
-way; a test holds them equal.
+way; a test holds them equal. A running dispatch's parts keep the evidence they were read
+from (``Live``), so that a change to some cells reads only those cells again.
 
 A running dispatch's parts come from its evidence through the gate (``ladders.standing``); an
 ended dispatch's from its final standing, written when it ended, with only the count of its
@@ -18,7 +19,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from django.contrib.auth import get_user_model
-from django.db.models import Q
+from django.db.models import Q, QuerySet
 
 from ladders import evidence
 from ladders.models import Dispatch, DispatchCell, DispatchStatus, FinalStanding, Ladder, Rung
@@ -134,10 +135,16 @@ def dispatch_of(ladder: Ladder) -> Dispatch | None:
 # Parts of a running dispatch --------------------------------------------------------------
 
 
-def standing_of(loaded: evidence.Loaded, *, running: bool) -> Standing:
+def standing_of(
+    loaded: evidence.Loaded, *, running: bool, only: set[str] | None = None
+) -> Standing:
+    """Where the loaded climbers stand (or the pinned ones keyed ``only``)."""
+    climbers = loaded.inputs
+    if only is not None:
+        climbers = [c for c in climbers if c.combination_key in only]
     return evaluate(
         rungs=loaded.rungs,
-        climbers=loaded.inputs,
+        climbers=climbers,
         gate=loaded.gate,
         evidence=loaded.evidence,
         running=running,
@@ -208,12 +215,54 @@ def live_part(climber: ClimberStanding) -> Part:
     )
 
 
-def live_parts(dispatch: Dispatch, *, only: set[str] | None = None) -> list[Part]:
-    """Parts of a running dispatch (or of an ended one with no final standing recorded), for
-    every climber or ``only`` those keys."""
-    [loaded] = evidence.load([dispatch], only=only)
+@dataclass(slots=True)
+class Live:
+    """The parts of a running dispatch (or of an ended one with no final standing recorded) and
+    what they were computed from: when some of its cells change, only those cells are read again
+    and only the climbers holding them computed again (``after_change``)."""
+
+    parts: list[Part]
+    loaded: evidence.Loaded
+    #: The completed runs of its slots that a reader of the ladder reviewed.
+    reviewed: frozenset[int]
+
+
+def live(ladder: Ladder, dispatch: Dispatch) -> Live:
+    """Every climber's part of a dispatch read from its evidence, with their unreviewed runs."""
+    [loaded] = evidence.load([dispatch])
     standing = standing_of(loaded, running=dispatch.status == DispatchStatus.RUNNING)
-    return [live_part(c) for c in standing.climbers]
+    parts = [live_part(c) for c in standing.climbers]
+    # Every slot run of a dispatch whose climbers are all pinned is in its held cells.
+    whole = all(p.pinned for p in parts)
+    completed = {r for p in parts for r in p.completed}
+    done = frozenset(reviewed(ladder, completed, dispatch=dispatch if whole else None))
+    for part in parts:
+        part.unreviewed = len(part.completed - done)
+    return Live(parts, loaded, done)
+
+
+def after_change(ladder: Ladder, live: Live, cells: set[str], indexes: list[int]) -> Live:
+    """``live`` after the ``cells`` changed: the climbers at ``indexes`` (pinned, and holding
+    them) computed again from the cells read again and the rest of the evidence as it was, in
+    one round trip on PostgreSQL. ``evidence.Stale`` when that cannot be done."""
+    keys = {live.parts[i].key for i in indexes}
+    loaded, [found] = evidence.reload(
+        live.loaded, cells, keys, also=lambda cells: [_reviews_in(ladder, cells)]
+    )
+    running = loaded.dispatch.status == DispatchStatus.RUNNING
+    standing = standing_of(loaded, running=running, only=keys)
+    fresh = {c.combination_key: live_part(c) for c in standing.climbers}
+    # The reviews of the cells' runs are those just read; the other cells' are as they were.
+    before, now = live.loaded.evidence.runs, loaded.evidence.runs
+    was = {r.id for key in cells for r in before.get(key, ())}
+    held = {r.id for key in cells for r in now.get(key, ())}
+    done = (live.reviewed - was) | (set(found_id for (found_id,) in found) & held)
+    parts = list(live.parts)
+    for i in indexes:
+        part = fresh[parts[i].key]
+        part.unreviewed = len(part.completed - done)
+        parts[i] = part
+    return Live(parts, loaded, frozenset(done))
 
 
 # Parts of an ended dispatch ---------------------------------------------------------------
@@ -317,7 +366,7 @@ def reviewed(
     ids = set(run_ids)
     if not ids:
         return set()
-    readers = Q(reviewer=ladder.owner_id) | Q(reviewer__in=ladder.reviewers.values("pk"))
+    readers = _readers(ladder)
     if dispatch is not None:
         cells = DispatchCell.objects.filter(dispatch=dispatch).values("cell_key")
         scope = Q(run__cell_key__in=cells)
@@ -328,6 +377,21 @@ def reviewed(
         Review.objects.filter(readers, scope).order_by().values_list("run_id", flat=True).distinct()
     )
     return set(found) & ids
+
+
+def _reviews_in(ladder: Ladder, cells) -> QuerySet:
+    """(run id,) of the reviews by the ladder's readers of runs in the cells (a subquery)."""
+    return (
+        Review.objects.filter(_readers(ladder), run__cell_key__in=cells)
+        .order_by()
+        .values_list("run_id")
+        .distinct()
+    )
+
+
+def _readers(ladder: Ladder) -> Q:
+    """Reviews by the ladder's owner or one of its reviewers."""
+    return Q(reviewer=ladder.owner_id) | Q(reviewer__in=ladder.reviewers.values("pk"))
 
 
 def count_unreviewed(
@@ -388,16 +452,14 @@ def figures(dispatch: Dispatch, parts: list[Part], *, runs_under_way: int) -> di
     }
 
 
-def parts_of(ladder: Ladder, dispatch: Dispatch, *, only: set[str] | None = None) -> list[Part]:
+def parts_of(ladder: Ladder, dispatch: Dispatch) -> list[Part]:
     """The dispatch's parts with their unreviewed counts: from its final standing once it has
     ended, else from its evidence."""
     final = final_of(dispatch)
-    parts = frozen_parts(dispatch, final) if final else live_parts(dispatch, only=only)
-    if only is not None and final:
-        parts = [p for p in parts if p.key in only]
-    # Every slot run of a running dispatch whose climbers are all pinned is in its held cells.
-    whole = final is None and only is None and all(p.pinned for p in parts)
-    count_unreviewed(ladder, parts, dispatch=dispatch if whole else None)
+    if final is None:
+        return live(ladder, dispatch).parts
+    parts = frozen_parts(dispatch, final)
+    count_unreviewed(ladder, parts)
     return parts
 
 

@@ -8,7 +8,9 @@ query, which changes its board has not seen: of the ladder itself (its configura
 dispatch), of the catalog, or of the dispatch's cells (their jobs, runs and reviews).
 
 - none: the copy is current, and is served (or answered 304 to a client that holds it);
-- cells: only the climbers holding them are computed again, and the figures summed anew;
+- cells: only those cells are read again (the board keeps what the others hold: their runs,
+  jobs and reviews), only the climbers holding them are computed again, and the figures summed
+  anew, in one round trip;
 - the ladder or the catalog: the board is computed afresh.
 
 So a read that begins after a write committed reflects it, whichever process served the write,
@@ -34,9 +36,9 @@ from dataclasses import dataclass, field
 
 from django.db import connection
 
-from ladders import access, origins, progress
+from ladders import access, evidence, origins, progress
 from ladders.models import Dispatch, DispatchCell, Ladder
-from ladders.progress import Head, Part
+from ladders.progress import Head, Live, Part
 from ladders.selectors import ladders_for
 from loopweb import telemetry
 from loopweb.runs import changes, jsonbytes
@@ -100,6 +102,9 @@ class Board:
     #: configuration, owner, reviewers, dispatch) computes the board afresh, so climbers computed
     #: again in between read this one, and no read needs to fetch it first.
     ladder: Ladder = field(repr=False)
+    #: What a live dispatch's parts were computed from, for the next change to some of its cells
+    #: to read only those (none once it has a final standing).
+    live: Live | None = field(default=None, repr=False)
     figures: dict | None = None
     version: str = ""
     front: bytes = b""  # the encoded board up to its climbers
@@ -321,7 +326,14 @@ def _computed(ladder_id: int, look: Look) -> Board:
     ladder = Ladder.objects.select_related("dispatch").get(pk=ladder_id)
     dispatch = progress.dispatch_of(ladder)
     final = progress.final_of(dispatch) if dispatch else None
-    parts = progress.parts_of(ladder, dispatch) if dispatch else []
+    live = None
+    if dispatch is None:
+        parts = []
+    elif final is None:
+        live = progress.live(ladder, dispatch)
+        parts = live.parts
+    else:
+        parts = progress.parts_of(ladder, dispatch)
     board = Board(
         ladder_id=ladder.pk,
         dispatch=dispatch,
@@ -331,6 +343,7 @@ def _computed(ladder_id: int, look: Look) -> Board:
         token=look.token,
         under_way=look.under_way,
         ladder=ladder,
+        live=live,
     )
     _index(board)
     _finish(board)
@@ -344,21 +357,24 @@ def _partial(board: Board, look: Look) -> Board:
 
 
 def _recomputed(board: Board, look: Look) -> Board:
-    ladder, dispatch = board.ladder, board.dispatch
-    parts = list(board.parts)
+    ladder, dispatch, live = board.ladder, board.dispatch, board.live
+    parts = board.parts
     if board.final is not None:
         # Ended: its parts never change; the jobs it launched still in flight do.
         parts = progress.frozen_parts(dispatch, board.final, previous=board.parts)
         progress.count_unreviewed(ladder, parts)
     else:
-        affected = board.affected(look.keys())
+        assert live is not None  # a board of a live dispatch keeps what it was computed from
+        cells = look.keys() & board.by_cell.keys()
+        affected = board.affected(cells)
         if any(not parts[i].pinned for i in affected):
             return _full(board.ladder_id, look)
         if affected:
-            fresh = progress.parts_of(ladder, dispatch, only={parts[i].key for i in affected})
-            by_key = {part.key: part for part in fresh}
-            for i in affected:
-                parts[i] = by_key[parts[i].key]
+            try:
+                live = progress.after_change(ladder, live, cells, affected)
+            except evidence.Stale:
+                return _full(board.ladder_id, look)
+            parts = live.parts
     new = Board(
         ladder_id=board.ladder_id,
         dispatch=dispatch,
@@ -369,6 +385,7 @@ def _recomputed(board: Board, look: Look) -> Board:
         under_way=look.under_way,
         by_cell=board.by_cell,
         ladder=ladder,
+        live=live,
     )
     _finish(new)
     return new
@@ -468,6 +485,7 @@ def _looked_again(board: Board, look: Look) -> Board:
         encodings=board.encodings,  # the same board
         memo=board.memo,
         ladder=board.ladder,
+        live=board.live,
     )
 
 

@@ -23,6 +23,14 @@ def in_ids(ids: Iterable[int]) -> RawSQL:
     return RawSQL("SELECT value FROM json_each(%s)", (json.dumps(values),))
 
 
+def in_keys(keys) -> RawSQL:
+    """A subquery of these keys (cell keys, combination keys), for ``field__in=in_keys(keys)``;
+    ``keys`` may be a ``loopweb.runs.prepared.Marker`` standing for them (PostgreSQL)."""
+    if connection.vendor == "postgresql":
+        return RawSQL("SELECT unnest(%s::varchar[])", (keys,))
+    return RawSQL("SELECT value FROM json_each(%s)", (json.dumps(sorted(keys)),))
+
+
 def in_cells(pin_keys: Iterable[str], combination_keys: Iterable[str]) -> RawSQL:
     """A subquery of the cell keys of every case pin with every combination cell
     (``cells.joined_cell_key``), for ``cell_key__in=in_cells(…)``: the database joins them, so a

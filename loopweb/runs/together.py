@@ -25,7 +25,7 @@ def fetch_rows(*queries: Query) -> list[list[tuple]]:
         quote = getattr(cursor.cursor, "mogrify", None)  # client-side binding only
         if connection.vendor != "postgresql" or quote is None:
             return [_one_by_one(cursor, query) for query in queries]
-        cursor.execute(";\n".join(quote(*_compiled(query)) for query in queries))
+        cursor.execute(";\n".join(quote(*compiled(query)) for query in queries))
         found = [cursor.fetchall()]
         while cursor.nextset():
             found.append(cursor.fetchall())
@@ -33,7 +33,7 @@ def fetch_rows(*queries: Query) -> list[list[tuple]]:
     return found
 
 
-def _compiled(query: Query) -> tuple[str, list | tuple]:
+def compiled(query: Query) -> tuple[str, list | tuple]:
     if isinstance(query, QuerySet):
         try:
             return query.query.sql_with_params()

@@ -3,6 +3,7 @@ per change, not once per viewer; a change to some cells recomputes only the clim
 them; and a shared board is always the board computed afresh. The seed's "Progress is a read"
 still holds: sharing only decides how much of the read is made again."""
 
+import contextlib
 import random
 import threading
 
@@ -12,9 +13,11 @@ from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from ladders import progress, services, shared_progress
+from ladders.evidence import snapshot_rungs
 from ladders.models import Ladder
 from loopweb.runs import changes
 from loopweb.runs import services as run_services
+from loopweb.runs.errors import Conflict
 from loopweb.runs.models import Change, Job, Run
 from tests.ladders.builders import (
     BROKEN,
@@ -32,23 +35,31 @@ pytestmark = pytest.mark.django_db(transaction=True)
 
 
 class Spy:
-    """Counts the computations of climbers' parts: all of them (``only`` None) or some."""
+    """Counts the computations of a live dispatch's parts: all of them (None) or those of some
+    climbers (their keys)."""
 
     def __init__(self, monkeypatch):
         self.calls: list[set[str] | None] = []
-        self.real = progress.parts_of
+        self.live, self.after_change = progress.live, progress.after_change
         self.hold: threading.Event | None = None
         self.started = threading.Event()
-        monkeypatch.setattr(progress, "parts_of", self)
+        monkeypatch.setattr(progress, "live", self.all)
+        monkeypatch.setattr(progress, "after_change", self.some)
 
-    def __call__(self, ladder, dispatch, *, only=None):
-        self.calls.append(only)
-        parts = self.real(ladder, dispatch, only=only)
+    def all(self, ladder, dispatch):
+        self.calls.append(None)
+        return self.held(self.live(ladder, dispatch))
+
+    def some(self, ladder, live, cells, indexes):
+        self.calls.append({live.parts[i].key for i in indexes})
+        return self.held(self.after_change(ladder, live, cells, indexes))
+
+    def held(self, live):
         if self.hold is not None:  # computed, but held before it is handed back
             hold, self.hold = self.hold, None
             self.started.set()
             assert hold.wait(timeout=10)
-        return parts
+        return live
 
     @property
     def full(self) -> int:
@@ -129,6 +140,40 @@ def test_a_push_recomputes_only_the_climbers_holding_its_cell(owner, driver, spy
     assert without_version(board.body) == progress.compute(fresh(ladder))
 
 
+def test_a_change_reads_again_only_the_cells_it_touched(owner, driver):
+    """Cost follows the change: after one push the read asks the database about the pushed run's
+    cell alone, not about every cell of the climber holding it."""
+    ladder = started(owner, n_climbers=2, n_rungs=3)
+    shared_progress.read(fresh(ladder))
+    [job, _] = claim_all(driver)
+    push(driver, job, record=PERFECT)
+
+    with CaptureQueriesContext(connection) as queries:
+        board = shared_progress.read(fresh(ladder))
+
+    asked = "\n".join(q["sql"] for q in queries.captured_queries)
+    assert job.cell_key in asked
+    later_rungs = [r.pin_key for r in snapshot_rungs(fresh(ladder).dispatch.snapshot)[1:]]
+    assert [pin for pin in later_rungs if pin in asked] == []
+    assert without_version(board.body) == progress.compute(fresh(ladder))
+
+
+def test_a_read_after_a_change_asks_the_database_twice(owner, driver, django_assert_num_queries):
+    """The look, then the changed cells' runs, jobs and reviews and their climbers, together."""
+    ladder = started(owner, n_climbers=2, n_rungs=3)
+    shared_progress.read(fresh(ladder))
+    [job, _] = claim_all(driver)
+    push(driver, job, record=PERFECT)
+    ladder = fresh(ladder)
+
+    # SQLite asks each question on its own: the look's four, the climbers, the runs, the cells'
+    # and the dispatch's jobs in flight, the failed attempts, their first launches, the reviews.
+    with django_assert_num_queries(2 if connection.vendor == "postgresql" else 11):
+        board = shared_progress.read(ladder)
+
+    assert board.body["climbers"][0]["slots"][0]["status"] == "passed"
+
+
 def test_a_reader_that_waits_for_another_readers_computation_still_sees_its_own_write(
     owner, driver, spy
 ):
@@ -187,16 +232,36 @@ def test_a_shared_read_only_reads(owner, driver):
     assert all(c.verdicts == {} for c in fresh(ladder).dispatch.climbers.all())
 
 
-OPERATIONS = ("push", "push broken", "fail", "cancel", "outside", "review", "pass", "status")
+OPERATIONS = (
+    "push",
+    "push broken",
+    "fail",
+    "cancel",
+    "outside",
+    "review",
+    "pass",
+    "status",
+    "retry",
+)
 
 
-def test_a_board_kept_up_to_date_is_the_board_computed_afresh(owner, driver, spy):
+@pytest.mark.parametrize(
+    ("seed", "overrides"),
+    [
+        (20261201, {"runsPerCell": 2, "retryCount": 1}),
+        # Attempts used up block climbers, and Retry launches them again; a decided slot
+        # cancels what it no longer needs.
+        (20261202, {"runsPerCell": 2, "retryCount": 0, "gate": {"earlyStop": True}}),
+    ],
+)
+def test_a_board_kept_up_to_date_is_the_board_computed_afresh(owner, driver, spy, seed, overrides):
     """Whatever lands, in whatever order, the shared board equals a fresh computation."""
-    rng = random.Random(20261201)
+    rng = random.Random(seed)
     steps = versions(3)
     combos = climbers(4)
-    ladder = make_ladder(owner, steps, combos, runsPerCell=2, retryCount=1)
+    ladder = make_ladder(owner, steps, combos, **overrides)
     services.start_dispatch(ladder=ladder)
+    seen = set()
     for step in range(60):
         operation = rng.choice(OPERATIONS)
         jobs = list(Job.objects.filter(status__in=["queued", "pending"]).order_by("id"))
@@ -220,10 +285,16 @@ def test_a_board_kept_up_to_date_is_the_board_computed_afresh(owner, driver, spy
         elif operation == "status" and jobs:
             claim_all(driver)
             run_services.report_status(job_id=jobs[0].pk, driver=driver, status="running")
+        elif operation == "retry":
+            with contextlib.suppress(Conflict):  # none blocked
+                services.retry_blocked(ladder=fresh(ladder))
         else:
             run_queued_tasks()
         shared = shared_progress.read(fresh(ladder))
         assert without_version(shared.body) == progress.compute(fresh(ladder)), (step, operation)
+        seen.update((c["status"], c["blockedReason"]) for c in shared.body["climbers"])
+    # The failed attempts a board keeps count too: climbers were blocked by them on the way.
+    assert ("blocked", "failing") in seen
     partial = len(spy.calls) - spy.full
     assert partial > 10, spy.calls  # most steps recomputed only some climbers
 
