@@ -2,7 +2,7 @@
 
 import pytest
 
-from loopweb.runs.arrays import in_cells, in_ids
+from loopweb.runs.arrays import in_cells, in_ids, in_keys
 from loopweb.runs.cells import joined_cell_key
 from loopweb.runs.models import ModelEntry
 
@@ -32,3 +32,12 @@ def test_in_cells_is_every_pin_with_every_combination_joined_as_cell_keys_are():
 
     assert sorted(found.values_list("name", flat=True)) == sorted(keys)
     assert not ModelEntry.objects.filter(name__in=in_cells([], combinations)).exists()
+
+
+def test_in_keys_finds_exactly_those_keys():
+    ModelEntry.objects.bulk_create(
+        ModelEntry(name=name, provider="p") for name in ["a|1", "b,2", 'c"3', "d{4}"]
+    )
+    found = ModelEntry.objects.filter(name__in=in_keys(["b,2", 'c"3', "d{4}", "e"]))
+    assert sorted(found.values_list("name", flat=True)) == ["b,2", 'c"3', "d{4}"]
+    assert not ModelEntry.objects.filter(name__in=in_keys([])).exists()
