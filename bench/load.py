@@ -170,8 +170,11 @@ def progress_under_load(
     result = json.loads(done.stdout)
     polls = result["polls"]
     every = Timing.of([latency for latency, *_ in polls])
-    unchanged = [latency for latency, status, _ in polls if status == 304]
-    sent = sum(size for *_, size in polls)
+    unchanged = [latency for latency, status, *_ in polls if status == 304]
+    # A poller's first read is the whole board; the rest send its version back.
+    first_reads = [latency for latency, _, _, followed, _ in polls if not followed]
+    first = Timing.of(first_reads)
+    sent = sum(size for _, _, size, *_ in polls)
     not_modified = Timing.of(unchanged) if unchanged else None
     stale = len(result["stale"])
     data = (
@@ -179,7 +182,8 @@ def progress_under_load(
         f"pollers every {interval:g} s, gunicorn {processes}×8"
         + (f" for viewers, {ingest}×8 at nice 10 for drivers" if ingest else "")
         + f", {len(polls)} reads "
-        f"({sent / max(1, len(polls)) / 1000:.0f} KB each on average)"
+        f"({sent / max(1, len(polls)) / 1000:.0f} KB each on average; the {pollers} first, "
+        f"whole boards: median {first.median_ms:.0f} ms, slowest {max(first_reads) * 1000:.0f} ms)"
     )
     rows = [
         Row(

@@ -3,8 +3,9 @@ from a process of its own (as other machines would), over HTTP to several web pr
 
 SPEC is a JSON object: ``servers`` (base URLs), ``ladder``, ``owner`` and ``driver`` tokens,
 ``drivers``, ``pollers``, ``seconds`` (of pushing), ``quiet`` (seconds of polling after the
-drivers stop), ``interval``. Prints JSON: every poll's latency and status, the stale replies, and
-the pushes acknowledged.
+drivers stop), ``interval``. Prints JSON: every poll's latency, status, size, whether it sent a
+version back and when it was sent (seconds after the drivers began); the stale replies; and the
+pushes acknowledged.
 
 A poller reads the board as an efficient client does: the whole board once, then, with its
 version as ``If-None-Match`` and ``?since=``, a 304 while nothing changed, else only the climbers
@@ -89,6 +90,7 @@ def _group(spec: dict, kind: str, ids: list[int], acked, results) -> None:
 
 def run_group(spec: dict, kind: str, ids: list[int], acked) -> dict:
     servers, deadline = spec["servers"], spec["deadline"]
+    began = deadline - spec["seconds"]
     ingest = spec.get("driver_servers") or servers
     stop_polling = deadline + spec.get("quiet", 0)
     origin = f"ladder:{spec['ladder']}/"
@@ -144,6 +146,7 @@ def run_group(spec: dict, kind: str, ids: list[int], acked) -> dict:
                 expected = acked.value
                 url = f"{server}/api/ladders/{spec['ladder']}/progress"
                 start = time.perf_counter()
+                followed, at = version is not None, time.monotonic() - began
                 if version is None:
                     status, body, _ = session.get(url)
                 else:
@@ -157,7 +160,7 @@ def run_group(spec: dict, kind: str, ids: list[int], acked) -> dict:
                         climbers.clear()
                     climbers.update((c["key"], c) for c in board["climbers"])
                     version = board["version"]
-                polls.append([latency, status, len(body)])
+                polls.append([latency, status, len(body), followed, at])
                 shown = counted(climbers.values())
                 if shown < expected:
                     stale.append({"shown": shown, "acknowledged": expected, "status": status})
