@@ -192,6 +192,29 @@ def test_a_304_costs_the_token_and_one_look(owner, owner_api, django_assert_max_
         assert progress(owner_api, ladder, HTTP_IF_NONE_MATCH=tag).status_code == 304
 
 
+def test_a_current_version_with_a_token_that_no_longer_counts_is_refused(owner, owner_api):
+    from loopweb.runs.models import ApiToken
+
+    ladder = started(owner)
+    url = f"/api/ladders/{ladder.pk}/progress"
+    tag = progress(owner_api, ladder).headers["ETag"]
+    ApiToken.objects.filter(user=owner).update(expires_at=timezone.now())
+    assert owner_api.get(url, HTTP_IF_NONE_MATCH=tag).status_code == 401
+    ApiToken.objects.filter(user=owner).update(expires_at=None)
+    owner.is_active = False
+    owner.save()
+    assert owner_api.get(url, HTTP_IF_NONE_MATCH=tag).status_code == 401
+    assert owner_api.get(url, HTTP_IF_NONE_MATCH="not a version").status_code == 401
+
+
+def test_a_signed_in_reader_of_the_api_is_answered_304_too(owner, client):
+    ladder = started(owner)
+    client.force_login(owner)
+    tag = client.get(f"/api/ladders/{ladder.pk}/progress").headers["ETag"]
+    answer = client.get(f"/api/ladders/{ladder.pk}/progress", HTTP_IF_NONE_MATCH=tag)
+    assert answer.status_code == 304
+
+
 def test_a_current_version_is_no_key_to_a_board_the_reader_may_not_see(
     owner, owner_api, outsider_api, reviewer, reviewer_api, staff, token_client
 ):
