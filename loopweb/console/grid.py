@@ -6,6 +6,8 @@ part of the shared board (``Part.memo``), so a refresh after one push renders th
 climber changed.
 """
 
+from functools import lru_cache
+
 from django.utils.html import escape
 
 from ladders.statuses import BLOCKED, RUNNING
@@ -13,14 +15,19 @@ from loopweb.console.presenters import SLOT_SYMBOLS, climber_status_text, shown_
 
 
 def _tip(cell_id: str, number: int, status: str, current: bool, tally: dict) -> str:
+    body = _tip_body(number, status, current, tuple(tally.items()))
+    return f'<div class="tip" role="tooltip" id="{cell_id}-tip">{body}</div>'
+
+
+@lru_cache(maxsize=4096)
+def _tip_body(number: int, status: str, current: bool, tally: tuple[tuple[str, int], ...]) -> str:
+    """A slot's tooltip inside its element: the same for every slot of a rung with the same
+    status and tally (most slots of a decided board), so made once for them."""
     items = "".join(
-        f"<div><dt>{term}</dt><dd>{value}</dd></div>" for term, value in tally_items(tally)
+        f"<div><dt>{term}</dt><dd>{value}</dd></div>" for term, value in tally_items(dict(tally))
     )
     title = f"Rung {number} · {status}" + (" · current rung" if current else "")
-    return (
-        f'<div class="tip" role="tooltip" id="{cell_id}-tip"><p class="tip-title">{title}</p>'
-        f"<dl>{items}</dl></div>"
-    )
+    return f'<p class="tip-title">{title}</p><dl>{items}</dl>'
 
 
 def row_html(index: int, climber: dict, numbers: dict[str, int], *, live: bool, oob=False) -> str:

@@ -231,3 +231,30 @@ def test_a_board_polling_after_sign_out_sends_the_page_to_sign_in(client, ladder
     )
     assert response.status_code == 200
     assert response["HX-Redirect"] == f"{reverse('console:login')}?next={board_url(ladder)}"
+
+
+def test_the_board_page_is_its_template_with_the_rows_in_place(
+    owner, owner_client, ladder, driver, run_tasks, rf
+):
+    """The rows are put into the rendered page once, where the template shows them: the page is
+    the one the template renders with the rows in its context."""
+    import re
+
+    from django.template.loader import render_to_string
+
+    from loopweb.console.views import board as views
+
+    services.start_dispatch(ladder=ladder)
+    work(driver, run_tasks, PERFECT, rounds=1)
+    page = owner_client.get(board_url(ladder)).content.decode()
+
+    request = rf.get(board_url(ladder))
+    request.user = owner
+    context = views.with_rows(views.board_context(request, ladder))
+    expected = render_to_string("console/board.html", {**context, "slot": None}, request)
+
+    def unmasked(html: str) -> str:  # each render masks its CSRF token anew
+        return re.sub(r'name="csrfmiddlewaretoken" value="[^"]*"', "", html)
+
+    assert 'id="slot-0-0"' in page
+    assert unmasked(page) == unmasked(expected)

@@ -11,6 +11,7 @@ from django.contrib import messages
 from django.core.exceptions import ValidationError
 from django.http import HttpResponse
 from django.shortcuts import redirect, render
+from django.template.loader import render_to_string
 from django.utils.safestring import mark_safe
 from django.views.decorators.http import require_http_methods, require_POST, require_safe
 
@@ -83,6 +84,20 @@ def with_rows(context: dict, only=None, oob=False) -> dict:
     return {**context, "rows": mark_safe(rows)}  # noqa: S308 - built from escaped parts
 
 
+#: Stands for the board's rows while the page around them is rendered (escaped text cannot
+#: make it): a large board's rows are megabytes, which every template level would copy again.
+ROWS = "<!--loopweb:rows-->"
+
+
+def render_board(request, template: str, context: dict) -> HttpResponse:
+    """``render`` with the context's rows put in place once the rest of the page is rendered."""
+    page = render_to_string(template, {**context, "rows": mark_safe(ROWS)}, request)  # noqa: S308
+    head, found, tail = page.partition(ROWS)
+    if not found:  # a ladder not run yet has no grid
+        return HttpResponse(page)
+    return HttpResponse([head, context["rows"], tail])
+
+
 def same_board(held: str, current: str) -> bool:
     """Whether the board the page holds shows what the current one shows (versions end with a
     digest of what they show)."""
@@ -96,7 +111,7 @@ def board(request, pk: int):
     ladder = viewable_ladder(request.user, pk)
     context = with_rows(board_context(request, ladder))
     context["slot"] = open_slot(ladder, request.GET.get("slot", ""))
-    return render(request, "console/board.html", context)
+    return render_board(request, "console/board.html", context)
 
 
 @signed_in
@@ -116,8 +131,8 @@ def board_refresh(request, pk: int):
         changed = shared_progress.changed_since(context["board"], progress_version)
         if changed is not None:
             delta = with_rows(context, only=changed, oob=True)
-            return render(request, "console/_board_delta.html", delta)
-    return render(request, "console/_board.html", {**with_rows(context), "oob": True})
+            return render_board(request, "console/_board_delta.html", delta)
+    return render_board(request, "console/_board.html", {**with_rows(context), "oob": True})
 
 
 @signed_in
