@@ -29,7 +29,7 @@ from ladders import origins
 from ladders.gate import Gate
 from ladders.models import Dispatch, DispatchCell, DispatchClimber
 from ladders.standing import ClimberInput, Evidence, Failure, RungSnap, SlotRun
-from loopweb.runs.arrays import in_cells, in_keys
+from loopweb.runs.arrays import in_keys
 from loopweb.runs.cells import CasePin, CombinationCell, cell_key
 from loopweb.runs.models import IN_FLIGHT, NOT_STARTED, Job, JobStatus, Outcome, Run
 from loopweb.runs.prepared import Prepared
@@ -106,17 +106,13 @@ def _input(climber: DispatchClimber, catalog: CatalogView) -> ClimberInput:
     )
 
 
-def load(dispatches: list[Dispatch], *, only: set[str] | None = None) -> list[Loaded]:
-    """The evidence of the dispatches' climbers, or of the climbers keyed ``only`` (which must
-    have their cells pinned: the evidence of those cells alone is read)."""
+def load(dispatches: list[Dispatch]) -> list[Loaded]:
+    """The evidence of the dispatches' climbers (``reload`` reads some of its cells again)."""
     if not dispatches:
         return []
-    assert only is None or len(dispatches) == 1, "some climbers of one dispatch at a time"
     by_id = {d.pk: d for d in dispatches}
     climbers: dict[int, list[DispatchClimber]] = defaultdict(list)
     rows = DispatchClimber.objects.filter(dispatch__in=by_id)
-    if only is not None:
-        rows = rows.filter(combination_key__in=only)
     for climber in rows.select_related("combination").order_by("dispatch_id", "position"):
         climbers[climber.dispatch_id].append(climber)
     catalog = CatalogView.load(
@@ -145,22 +141,12 @@ def load(dispatches: list[Dispatch], *, only: set[str] | None = None) -> list[Lo
             )
         )
 
-    if only is not None:
-        # The chosen climbers' own cells: every rung's pin with each one's pinned combination
-        # cell, joined by the database (a handful of cells, not the dispatch's thousands).
-        chosen = in_cells(
-            (r.pin_key for r in loaded[0].rungs),
-            (item.pinned.key for item in loaded[0].inputs if item.pinned is not None),
-        )
-        cells = Q(cell_key__in=chosen)
-        cells_sql = chosen
-    else:
-        cells = Q(cell_key__in=DispatchCell.objects.filter(dispatch__in=by_id).values("cell_key"))
-        if unpinned:
-            cells |= Q(cell_key__in=unpinned)
-        cells_sql = _held_cells(list(by_id), unpinned)
+    cells = Q(cell_key__in=DispatchCell.objects.filter(dispatch__in=by_id).values("cell_key"))
+    if unpinned:
+        cells |= Q(cell_key__in=unpinned)
+    cells_sql = _held_cells(list(by_id), unpinned)
     prefixes = {d.origin_prefix: d.pk for d in dispatches}
-    jobs = _dispatch_jobs(prefixes, cells if only is not None else None)
+    jobs = _dispatch_jobs(prefixes)
     # The slots' runs, the cells' jobs in flight, the dispatches' own jobs in flight and their
     # failed attempts: independent questions, asked in one round trip.
     if connection.vendor == "postgresql":

@@ -67,8 +67,7 @@ def cell_key(pin: CasePin, combination: CombinationCell) -> str:
     return joined_cell_key(pin.key, combination.key)
 
 
-#: Between a cell key's case pin and its combination cell (``loopweb.runs.arrays.in_cells`` joins
-#: them in SQL the same way).
+#: Between a cell key's case pin and its combination cell.
 CELL_KEY_JOIN = "::"
 
 

@@ -5,8 +5,8 @@ from django.db.models import Q
 
 from ladders import evidence, selectors, services
 from ladders.models import Dispatch, DispatchCell, DispatchClimber
-from loopweb.runs.arrays import in_cells
-from loopweb.runs.cells import CasePin, combination_key_of
+from loopweb.runs.arrays import in_keys
+from loopweb.runs.cells import CasePin, combination_key_of, joined_cell_key
 from loopweb.runs.models import Job, Run
 from loopweb.runs.together import fetch_rows
 from tests.ladders.builders import (
@@ -482,10 +482,10 @@ def test_both_ways_of_reading_the_first_runs_read_the_same_runs(owner, driver):
     its_cells = DispatchCell.objects.filter(dispatch=one).values("cell_key")
     assert alone == evidence._slot_runs(Q(cell_key__in=its_cells), 3)
     assert sum(map(len, alone.values())) == 5  # 3 + 1 + 1
-    # Some climbers' cells, named as every rung's pin with each one's combination cell.
-    pins = [pin_of(first).key, pin_of(second).key]
+    # Some cells, named by their keys (a board reading again the cells that changed).
     combination = combination_key_of(Run.objects.filter(combination=combos[0])[0].cell_key)
-    chosen = in_cells(pins, [combination])
+    keys = [joined_cell_key(pin_of(step).key, combination) for step in (first, second)]
+    chosen = in_keys(keys)
     assert lateral(chosen, 3) == evidence._slot_runs(Q(cell_key__in=chosen), 3)
     assert sum(map(len, evidence._slot_runs(Q(cell_key__in=chosen), 3).values())) == 4
 

@@ -2,8 +2,7 @@
 
 import pytest
 
-from loopweb.runs.arrays import in_cells, in_ids, in_keys
-from loopweb.runs.cells import joined_cell_key
+from loopweb.runs.arrays import in_ids, in_keys
 from loopweb.runs.models import ModelEntry
 
 pytestmark = pytest.mark.django_db
@@ -16,22 +15,6 @@ def test_in_ids_finds_exactly_those_ids():
     wanted = {entries[1].pk, entries[3].pk, 10**12}
     found = ModelEntry.objects.filter(pk__in=in_ids(wanted)).values_list("pk", flat=True)
     assert set(found) == {entries[1].pk, entries[3].pk}
-
-
-def test_in_cells_is_every_pin_with_every_combination_joined_as_cell_keys_are():
-    pins = ["case-a@1/default/-", "case-b@2/hard/x"]
-    combinations = ["h|m1|p", "h|m2|p|cfg"]
-    keys = [joined_cell_key(p, c) for p in pins for c in combinations]
-    # Any text column will do: model entries named as cells, and one cell not asked for.
-    ModelEntry.objects.bulk_create(
-        ModelEntry(name=key, provider="p")
-        for key in [*keys, joined_cell_key("case-c@1/default/-", "h|m1|p")]
-    )
-
-    found = ModelEntry.objects.filter(name__in=in_cells(pins, combinations))
-
-    assert sorted(found.values_list("name", flat=True)) == sorted(keys)
-    assert not ModelEntry.objects.filter(name__in=in_cells([], combinations)).exists()
 
 
 def test_in_keys_finds_exactly_those_keys():
