@@ -12,6 +12,7 @@ to retry: the server treats a second push for a job that has its run as a re-pus
 from __future__ import annotations
 
 import datetime as dt
+import http.client
 import json
 import logging
 import threading
@@ -149,7 +150,14 @@ class Driver:
                 error = DriverError(f"{method} {path}: {exc.code}", exc.code, payload)
                 wait = _retry_after(exc.headers.get("Retry-After"))
                 reason = f"{exc.code} {_detail(payload) or exc.reason}"
-            except (urllib.error.URLError, ConnectionError, TimeoutError, OSError) as exc:
+            except (
+                urllib.error.URLError,
+                ConnectionError,
+                TimeoutError,
+                OSError,
+                # An answer cut short (the server stopped in the middle of it).
+                http.client.HTTPException,
+            ) as exc:
                 error = DriverError(f"{method} {path}: {exc}")
                 reason = _reason(exc)
             if attempt == self.retries or self.stop.is_set():

@@ -89,6 +89,52 @@ def test_a_lost_server_is_one_line_however_many_drivers_call_it(caplog):
     assert "unreachable" in lines[0].getMessage() and lines[0].exc_info is None
 
 
+class CutShort(BaseHTTPRequestHandler):
+    """Promises a body and closes the connection before sending it, the first ``failures``
+    times (a server stopped in the middle of an answer), then answers 200."""
+
+    failures = 1
+    seen = 0
+
+    def do_POST(self):
+        type(self).seen += 1
+        body = b'{"cancel": false}'
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        if type(self).seen <= type(self).failures:
+            self.close_connection = True
+            return
+        self.wfile.write(body)
+
+    def log_message(self, *args):
+        pass
+
+
+def test_an_answer_cut_short_is_a_lost_server_not_a_crash():
+    """The server stopped while answering: the driver retries as for any lost connection and,
+    told to stop, gives up with a DriverError its loop handles, never a traceback."""
+    CutShort.seen = 0
+    server = ThreadingHTTPServer(("127.0.0.1", 0), CutShort)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    url = f"http://127.0.0.1:{server.server_address[1]}"
+    try:
+        driver = Driver(url, "t", backoff=0.01)
+        assert driver.call("POST", "/api/driver/jobs/1/status", {"status": "running"}) == {
+            "cancel": False
+        }
+        assert CutShort.seen == 2
+        stopping = Driver(url, "t", backoff=0.01, stop=threading.Event())
+        stopping.stop.set()
+        CutShort.seen = 0
+        with pytest.raises(DriverError):
+            stopping.call("POST", "/api/driver/jobs/1/status", {"status": "running"})
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
 def test_a_stopping_driver_gives_up_at_once():
     stop = threading.Event()
     driver = Driver("http://127.0.0.1:9", "t", backoff=5, stop=stop)
