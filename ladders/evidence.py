@@ -397,8 +397,13 @@ def reload(
     cells, keys = sorted(set(cells)), sorted(set(keys))
     if connection.vendor == "postgresql":
         if loaded.again is None:
+            # What the statements are written from, and nothing more: the first load's evidence
+            # is not kept alive by them.
+            dispatch, max_target = loaded.dispatch, _max_target(loaded.rungs)
             loaded.again = Prepared(
-                lambda cells, keys: _reloading(loaded, in_keys(cells), in_keys(keys), also),
+                lambda cells, keys: _reloading(
+                    dispatch, max_target, in_keys(cells), in_keys(keys), also
+                ),
                 "cells",
                 "keys",
             )
@@ -457,13 +462,15 @@ def _jobs_in(dispatch: Dispatch, cells: RawSQL) -> list[QuerySet]:
     return [_cell_in_flight(where), *jobs.queries, jobs.first_launches]
 
 
-def _reloading(loaded: Loaded, cells: RawSQL, keys: RawSQL, also: Also) -> list[Query]:
+def _reloading(
+    dispatch: Dispatch, max_target: int, cells: RawSQL, keys: RawSQL, also: Also
+) -> list[Query]:
     """A reload's statements on PostgreSQL: the climbers, the cells' runs, their jobs, ``also``."""
     names = Columns(DispatchClimber, connection).names
     return [
-        _climbers_of(loaded.dispatch, keys).values_list(*names),
-        _slot_runs_sql(cells, _max_target(loaded.rungs)),
-        *_jobs_in(loaded.dispatch, cells),
+        _climbers_of(dispatch, keys).values_list(*names),
+        _slot_runs_sql(cells, max_target),
+        *_jobs_in(dispatch, cells),
         *also(cells),
     ]
 
