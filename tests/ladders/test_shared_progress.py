@@ -158,6 +158,23 @@ def test_a_change_reads_again_only_the_cells_it_touched(owner, driver):
     assert without_version(board.body) == progress.compute(fresh(ladder))
 
 
+def test_a_climber_that_is_not_the_one_loaded_computes_the_board_afresh(owner, driver, spy):
+    """The board keeps its climbers' rows; if the row read again with a changed cell names
+    another combination than the one loaded, the board is computed afresh, not patched."""
+    [other] = climbers(1, prefix="other")  # made first: a new combination is a catalog change
+    ladder = started(owner, n_climbers=2)
+    shared_progress.read(fresh(ladder))
+    [job, _] = claim_all(driver)
+    # Written behind the services' back (nothing is stamped), as no path of the product does.
+    fresh(ladder).dispatch.climbers.update(combination=other)
+    push(driver, job, record=PERFECT)
+
+    board = shared_progress.read(fresh(ladder))
+
+    assert spy.full == 2
+    assert without_version(board.body) == progress.compute(fresh(ladder))
+
+
 def test_a_read_after_a_change_asks_the_database_twice(owner, driver, django_assert_num_queries):
     """The look, then the changed cells' runs, jobs and reviews and their climbers, together."""
     ladder = started(owner, n_climbers=2, n_rungs=3)
