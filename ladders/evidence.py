@@ -10,17 +10,19 @@ Queries (see ``tests/ladders/test_query_budgets.py``):
   7. the dispatches' exhausted failures (and, only when there are some, 8: their slots' latest
      launches)
 
-What was loaded is brought up to date after some of its cells changed by ``reload``: those cells
-and the climbers holding them read again, in one round trip on PostgreSQL.
+What was loaded and made ``reloadable`` is brought up to date after some of its cells changed by
+``reload``: those cells and the climbers holding them read again, in one round trip on
+PostgreSQL.
 """
 
 from collections import defaultdict
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import cache
 from itertools import groupby
 from operator import itemgetter
 
-from django.db import connection
+from django.db import connection, connections
 from django.db.models import Count, F, Max, Q, QuerySet, Window
 from django.db.models.expressions import RawSQL
 from django.db.models.functions import RowNumber
@@ -56,10 +58,9 @@ class Loaded:
     climbers: list[DispatchClimber]
     inputs: list[ClimberInput]
     evidence: Evidence
-    catalog: CatalogView | None = None
-    #: The statements ``reload`` asks, written once for every reload of this dispatch's
-    #: evidence (``_reloading``).
-    again: Prepared | None = None
+    catalog: CatalogView
+    #: How ``reload`` brings it up to date, once made ``reloadable``.
+    reloads: "Reloads | None" = None
 
 
 def snapshot_rungs(snapshot: dict) -> list[RungSnap]:
@@ -382,40 +383,54 @@ def _nothing_else(cells: RawSQL) -> Sequence[Query]:
     return ()
 
 
-def reload(
-    loaded: Loaded, cells: Collection[str], keys: Collection[str], *, also: Also = _nothing_else
-) -> tuple[Loaded, list[list[tuple]]]:
-    """``loaded`` brought up to date after some of its cells changed: what those cells hold (their
-    counted runs, jobs in flight, the dispatch's jobs in flight, failed attempts and first
-    launches) and the climbers keyed ``keys`` (pinned ones, holding the cells) read again, the
-    other cells' evidence kept; and the rows of the queries ``also`` makes of the cells'
-    subquery, asked with them. ``Stale`` when a climber is not the one loaded.
+@dataclass(frozen=True, slots=True)
+class Reloads:
+    """How what one ``load`` read is brought up to date: the queries asked with every reload
+    (``also``), and on PostgreSQL the statements of every reload, written by the ORM once."""
 
-    One round trip on PostgreSQL, whose statements the ORM writes at the first reload of what one
-    ``load`` read and every later reload of it binds again (``loopweb.runs.prepared``): ``also``
-    is written with them, so it must make the same queries at each (one ladder's reviews)."""
-    cells, keys = sorted(set(cells)), sorted(set(keys))
+    also: Also
+    prepared: Prepared | None
+
+
+def reloadable(loaded: Loaded, *, also: Also = _nothing_else) -> None:
+    """Make ``loaded`` one ``reload`` can bring up to date, asking the queries ``also`` makes of
+    the reloaded cells' subquery with each reload (one ladder's reviews of their runs)."""
+    prepared = None
     if connection.vendor == "postgresql":
-        if loaded.again is None:
-            # What the statements are written from, and nothing more: the first load's evidence
-            # is not kept alive by them.
-            dispatch, max_target = loaded.dispatch, _max_target(loaded.rungs)
-            loaded.again = Prepared(
-                lambda cells, keys: _reloading(
-                    dispatch, max_target, in_keys(cells), in_keys(keys), also
-                ),
-                "cells",
-                "keys",
-            )
-        climber_rows, run_rows, *rest = fetch_rows(*loaded.again.bind(cells=cells, keys=keys))
-        columns = Columns(DispatchClimber, connection)
+        # What the statements are written from, and nothing more: they keep no evidence alive.
+        dispatch, max_target = loaded.dispatch, _max_target(loaded.rungs)
+        prepared = Prepared(
+            lambda cells, keys: _reloading(
+                dispatch, max_target, in_keys(cells), in_keys(keys), also
+            ),
+            "cells",
+            "keys",
+        )
+    loaded.reloads = Reloads(also, prepared)
+
+
+def reload(
+    loaded: Loaded, cells: Collection[str], keys: Collection[str]
+) -> tuple[Loaded, list[list[tuple]]]:
+    """``loaded`` (made ``reloadable``) brought up to date after some of its cells changed: what
+    those cells hold (their counted runs, jobs in flight, the dispatch's jobs in flight, failed
+    attempts and first launches) and the climbers keyed ``keys`` (pinned ones, holding the cells)
+    read again, the other cells' evidence kept; with the rows of its ``also`` queries. One round
+    trip on PostgreSQL (``loopweb.runs.prepared``). ``Stale`` when a climber is not the one
+    loaded."""
+    reloads = loaded.reloads
+    assert reloads is not None, "made reloadable when it was loaded"
+    cells, keys = sorted(set(cells)), sorted(set(keys))
+    if reloads.prepared is not None:
+        climber_rows, run_rows, *rest = fetch_rows(*reloads.prepared.bind(cells=cells, keys=keys))
+        columns = _climber_columns(connection.alias)
         climbers = [columns.instance(row, connection) for row in climber_rows]
         runs = _by_cell(run_rows)
     else:
         where = in_keys(cells)
         climbers = list(_climbers_of(loaded.dispatch, in_keys(keys)))
         runs = _slot_runs(Q(cell_key__in=where), _max_target(loaded.rungs))
-        rest = fetch_rows(*_jobs_in(loaded.dispatch, where), *also(where))
+        rest = fetch_rows(*_jobs_in(loaded.dispatch, where), *reloads.also(where))
     in_flight, dispatch_in_flight, exhausted, first, *extra = rest
     jobs = _DispatchJobs({loaded.dispatch.origin_prefix: loaded.dispatch.pk}, None)
     launched, failures, last_launch = (
@@ -438,10 +453,16 @@ def reload(
         inputs=list(loaded.inputs),
         evidence=evidence,
         catalog=loaded.catalog,
-        again=loaded.again,
+        reloads=reloads,
     )
     _replace_climbers(fresh, climbers, expected=len(keys))
     return fresh, extra
+
+
+@cache
+def _climber_columns(alias: str) -> Columns[DispatchClimber]:
+    """A climber's columns as a reload's statement names them (once per process and database)."""
+    return Columns(DispatchClimber, connections[alias])
 
 
 def _max_target(rungs: list[RungSnap]) -> int:
@@ -466,7 +487,7 @@ def _reloading(
     dispatch: Dispatch, max_target: int, cells: RawSQL, keys: RawSQL, also: Also
 ) -> list[Query]:
     """A reload's statements on PostgreSQL: the climbers, the cells' runs, their jobs, ``also``."""
-    names = Columns(DispatchClimber, connection).names
+    names = _climber_columns(connection.alias).names
     return [
         _climbers_of(dispatch, keys).values_list(*names),
         _slot_runs_sql(cells, max_target),
@@ -514,5 +535,4 @@ def _replace_climbers(loaded: Loaded, rows: list[DispatchClimber], *, expected: 
         # Its combination is the catalog's: a change to it computes everything afresh.
         row.combination = was.combination
         loaded.climbers[i] = row
-        assert loaded.catalog is not None
         loaded.inputs[i] = _input(row, loaded.catalog)

@@ -230,6 +230,7 @@ class Live:
 def live(ladder: Ladder, dispatch: Dispatch) -> Live:
     """Every climber's part of a dispatch read from its evidence, with their unreviewed runs."""
     [loaded] = evidence.load([dispatch])
+    evidence.reloadable(loaded, also=lambda cells: [_reviews_in(ladder, cells)])
     standing = standing_of(loaded, running=dispatch.status == DispatchStatus.RUNNING)
     parts = [live_part(c) for c in standing.climbers]
     # Every slot run of a dispatch whose climbers are all pinned is in its held cells.
@@ -246,9 +247,7 @@ def after_change(ladder: Ladder, live: Live, cells: set[str], indexes: list[int]
     them) computed again from the cells read again and the rest of the evidence as it was, in
     one round trip on PostgreSQL. ``evidence.Stale`` when that cannot be done."""
     keys = {live.parts[i].key for i in indexes}
-    loaded, [found] = evidence.reload(
-        live.loaded, cells, keys, also=lambda cells: [_reviews_in(ladder, cells)]
-    )
+    loaded, [found] = evidence.reload(live.loaded, cells, keys)  # with its reviews (``live``)
     running = loaded.dispatch.status == DispatchStatus.RUNNING
     standing = standing_of(loaded, running=running, only=keys)
     fresh = {c.combination_key: live_part(c) for c in standing.climbers}
@@ -256,7 +255,7 @@ def after_change(ladder: Ladder, live: Live, cells: set[str], indexes: list[int]
     before, now = live.loaded.evidence.runs, loaded.evidence.runs
     was = {r.id for key in cells for r in before.get(key, ())}
     held = {r.id for key in cells for r in now.get(key, ())}
-    done = (live.reviewed - was) | (set(found_id for (found_id,) in found) & held)
+    done = (live.reviewed - was) | ({run_id for (run_id,) in found} & held)
     parts = list(live.parts)
     for i in indexes:
         part = fresh[parts[i].key]
