@@ -46,12 +46,25 @@ COMPARE_COLUMNS = (
 )
 
 
+#: How a cell a spreadsheet would run as a formula begins (OWASP's list for CSV injection).
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+
+
+def as_text(value):
+    """A text value that begins as a formula does, with a leading apostrophe: a spreadsheet
+    opening the export shows it as text and runs nothing. Numbers (negative ones too) and other
+    text are as they are."""
+    if isinstance(value, str) and value.startswith(FORMULA_STARTS):
+        return f"'{value}"
+    return value
+
+
 def _text(rows, columns) -> str:
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\r\n")
     writer.writerow(columns)
     for row in rows:
-        writer.writerow(["" if value is None else value for value in row])
+        writer.writerow(["" if value is None else as_text(value) for value in row])
     return out.getvalue()
 
 
@@ -65,7 +78,7 @@ class _Lines:
     def __call__(self, fields) -> str:
         self.out.seek(0)
         self.out.truncate()
-        self.writer.writerow(fields)
+        self.writer.writerow([as_text(value) for value in fields])
         return self.out.getvalue()
 
 

@@ -4,6 +4,8 @@ the columns docs/exports.md names; the CSV parses back to the JSON's values."""
 import csv
 import io
 
+import pytest
+
 from ladders import services
 from ladders.models import Ladder
 from loopweb.history import exports
@@ -231,3 +233,47 @@ def test_a_records_csv_is_what_the_csv_writer_writes_whatever_its_values():
     )
     assert exports.standing_csv(record) == _as_the_writer_writes(record)
     assert exports.standing_csv(None) == "\r\n".join([",".join(exports.STANDING_COLUMNS), ""])
+
+
+@pytest.mark.parametrize("start", ["=", "+", "-", "@", "\t", "\r"])
+def test_a_text_cell_a_spreadsheet_would_run_as_a_formula_is_written_as_text(start):
+    """A label, key or pin that begins as a formula does (``=HYPERLINK(…)``, ``+1``, ``@SUM``)
+    is written with a leading apostrophe, so a spreadsheet opening the export shows it and runs
+    nothing; numbers, negative ones too, are written as they are."""
+    from loopweb.history.models import DispatchRecord
+
+    formula = f"{start}HYPERLINK(1)"
+    record = DispatchRecord(
+        pk=7,
+        dispatch_id="d_1",
+        status="stopped",
+        snapshot={
+            "rungs": [
+                {"id": "r1", "case": formula, "version": "1", "variant": "v", "engine": formula}
+            ]
+        },
+        climbers=[{"key": formula, "label": formula, "status": "completed", "reached": 1}],
+        slots=[[["passed", [1, 0, 1, 1, 0, 0, 1], [-10, 2, 3, 4, 0, 1]]]],
+    )
+    [row] = list(csv.DictReader(io.StringIO(exports.standing_csv(record))))
+    for column in ("climber_key", "climber_label", "case", "engine"):
+        assert row[column] == f"'{formula}", column
+    assert row["usd_micros"] == "-10"
+
+    compare = exports.compare_csv(
+        {
+            "flipped": [],
+            "climbers": [
+                {
+                    "key": formula,
+                    "label": "plain",
+                    "a": None,
+                    "b": {"reached": 1, "status": "completed"},
+                    "change": "new",
+                    "totals": {"a": None, "b": None, "difference": None},
+                }
+            ],
+        }
+    )
+    [line] = list(csv.DictReader(io.StringIO(compare)))
+    assert line["climber_key"] == f"'{formula}" and line["climber_label"] == "plain"
