@@ -175,6 +175,11 @@ def test_errors_stay_json_when_csv_is_asked_for(owner, owner_api, outsider_api):
     assert hidden.status_code == 404 and hidden.json()["detail"]
 
 
+def _as_text(value):
+    """docs/exports.md's rule: text beginning as a formula does gets a leading apostrophe."""
+    return f"'{value}" if isinstance(value, str) and value.startswith(tuple("=+-@\t\r")) else value
+
+
 def _as_the_writer_writes(record) -> str:
     """The standing as ``csv.writer`` writes each row's fields, one row per slot."""
     out = io.StringIO()
@@ -183,52 +188,64 @@ def _as_the_writer_writes(record) -> str:
     rungs = record.snapshot["rungs"]
     for climber, slots in zip(record.climbers, record.slots, strict=True):
         for n, (rung, (status, tally, totals)) in enumerate(zip(rungs, slots, strict=True), 1):
-            writer.writerow(
-                [
-                    record.pk,
-                    record.dispatch_id,
-                    record.status,
-                    climber["key"],
-                    climber["label"],
-                    climber["status"],
-                    climber.get("blockedReason") or "",
-                    climber["reached"],
-                    n,
-                    rung["id"],
-                    rung["case"],
-                    rung["version"],
-                    rung["variant"],
-                    rung.get("engine") or "",
-                    status,
-                    status if status in ("passed", "failed") else "",
-                    *(tally or [""] * 7),
-                    *(totals or [""] * 6),
-                ]
-            )
+            fields = [
+                record.pk,
+                record.dispatch_id,
+                record.status,
+                climber["key"],
+                climber["label"],
+                climber["status"],
+                climber.get("blockedReason") or "",
+                climber["reached"],
+                n,
+                rung["id"],
+                rung["case"],
+                rung["version"],
+                rung["variant"],
+                rung.get("engine") or "",
+                status,
+                status if status in ("passed", "failed") else "",
+                *(tally or [""] * 7),
+                *(totals or [""] * 6),
+            ]
+            writer.writerow([_as_text(value) for value in fields])
     return out.getvalue()
 
 
-def test_a_records_csv_is_what_the_csv_writer_writes_whatever_its_values():
+def _record(*, rungs, climbers, slots):
+    """A stopped dispatch's record, unsaved, of these rungs, climbers and slots."""
     from loopweb.history.models import DispatchRecord
 
-    tricky = 'a, "quoted"\nlabel'
-    record = DispatchRecord(
+    return DispatchRecord(
         pk=7,
         dispatch_id="d_1",
         status="stopped",
-        snapshot={
-            "rungs": [
-                {"id": "r1", "case": "c,1", "version": "1", "variant": "default", "engine": None},
-                {"id": 'r"2', "case": "c2", "version": "2\n", "variant": "v", "engine": "e 1"},
-            ]
-        },
+        snapshot={"rungs": rungs},
+        climbers=climbers,
+        slots=slots,
+    )
+
+
+def test_a_records_csv_is_what_the_csv_writer_writes_whatever_its_values():
+    tricky = 'a, "quoted"\nlabel'
+    record = _record(
+        rungs=[
+            {"id": "r1", "case": "c,1", "version": "1", "variant": "default", "engine": None},
+            {"id": 'r"2', "case": "c2", "version": "2\n", "variant": "v", "engine": "=e 1"},
+        ],
         climbers=[
             {"key": "k1", "label": tricky, "status": "completed", "reached": 2},
-            {"key": "k,2", "label": "", "status": "blocked", "blockedReason": "x, y", "reached": 0},
+            {
+                "key": "k,2",
+                "label": "@x",
+                "status": "blocked",
+                "blockedReason": "x, y",
+                "reached": 0,
+            },
         ],
         slots=[
             [["passed", [1, 0, 1, 1, 0, 0, 1], [10, 2, 3, 4, 0, 1]], ["failed", [2] * 7, None]],
-            [["skipped", None, None], ["pending", [1.5, True, None, 0, -1, 2, 3], ["a,b", 1, 2]]],
+            [["skipped", None, None], ["pending", [1.5, True, None, 0, -1, 2, 3], ["-a,b", 1, 2]]],
         ],
     )
     assert exports.standing_csv(record) == _as_the_writer_writes(record)
@@ -240,18 +257,9 @@ def test_a_text_cell_a_spreadsheet_would_run_as_a_formula_is_written_as_text(sta
     """A label, key or pin that begins as a formula does (``=HYPERLINK(…)``, ``+1``, ``@SUM``)
     is written with a leading apostrophe, so a spreadsheet opening the export shows it and runs
     nothing; numbers, negative ones too, are written as they are."""
-    from loopweb.history.models import DispatchRecord
-
     formula = f"{start}HYPERLINK(1)"
-    record = DispatchRecord(
-        pk=7,
-        dispatch_id="d_1",
-        status="stopped",
-        snapshot={
-            "rungs": [
-                {"id": "r1", "case": formula, "version": "1", "variant": "v", "engine": formula}
-            ]
-        },
+    record = _record(
+        rungs=[{"id": "r1", "case": formula, "version": "1", "variant": "v", "engine": formula}],
         climbers=[{"key": formula, "label": formula, "status": "completed", "reached": 1}],
         slots=[[["passed", [1, 0, 1, 1, 0, 0, 1], [-10, 2, 3, 4, 0, 1]]]],
     )
