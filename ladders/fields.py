@@ -1,10 +1,11 @@
-"""A model field for a large JSON document written and read whole."""
+"""Model fields for large JSON documents read whole."""
 
 import json
 from typing import TYPE_CHECKING, Any
 
 from django.core.serializers.json import DjangoJSONEncoder
 from django.db import models
+from django.db.models.fields.json import KeyTransform
 
 from loopweb.runs import jsonbytes
 
@@ -27,11 +28,11 @@ class JSONText(_Text):
     description = "JSON stored as text"
 
     def from_db_value(self, value, expression, connection):
-        return None if value is None else json.loads(value)
+        return None if value is None else jsonbytes.loads(value)
 
     def to_python(self, value):
         if isinstance(value, str):
-            return json.loads(value)
+            return jsonbytes.loads(value)
         return value
 
     def get_prep_value(self, value):
@@ -43,3 +44,16 @@ class JSONText(_Text):
 
     def value_to_string(self, obj):
         return self.get_prep_value(self.value_from_object(obj))
+
+
+class JSONDocument(models.JSONField):
+    """A ``JSONField`` whose values are read by orjson (``jsonbytes.loads``: what ``json``
+    reads): for documents read whole on every request, such as a record's slots."""
+
+    def from_db_value(self, value, expression, connection):
+        if self.decoder or not isinstance(value, str) or isinstance(expression, KeyTransform):
+            return super().from_db_value(value, expression, connection)
+        try:
+            return jsonbytes.loads(value)
+        except json.JSONDecodeError:
+            return value  # as Django's field gives back what is not JSON

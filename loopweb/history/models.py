@@ -7,6 +7,8 @@ read-only copy of a dispatch's final standing, written in the transaction that e
 from django.conf import settings
 from django.db import models
 
+from ladders.fields import JSONDocument
+
 
 def who_pressed() -> models.ForeignKey:
     """A reference to the user who pressed a button: emptied when the account is deleted."""
@@ -36,7 +38,7 @@ class DispatchRecord(models.Model):
     # The configuration the dispatch ran, and its digest: two records with the same
     # ``configuration`` ran the same rungs, climbers' order, gate and limits.
     configuration = models.CharField(max_length=64)
-    snapshot = models.JSONField()
+    snapshot = JSONDocument()
     started_at = models.DateTimeField()
     ended_at = models.DateTimeField()
     # Who pressed Run and Stop; the names stay when the accounts are deleted.
@@ -46,14 +48,14 @@ class DispatchRecord(models.Model):
     stopped_by_name = models.CharField(max_length=150, blank=True)
     cancel_running = models.BooleanField(default=False)
     cancelled = models.PositiveIntegerField(default=0)
-    slot_counts = models.JSONField()
-    runs = models.JSONField()  # {total, done, inFlight} as the dispatch ended
-    totals = models.JSONField()
+    slot_counts = JSONDocument()
+    runs = JSONDocument()  # {total, done, inFlight} as the dispatch ended
+    totals = JSONDocument()
     # [{key, label, status, blockedReason, reached, currentRung, totals}] in climb order: what
     # lists, charts and compares read without the slots.
-    climbers = models.JSONField()
+    climbers = JSONDocument()
     # Per climber, per rung of the snapshot: [status, tally | null, totals | null] (``records``).
-    slots = models.JSONField()
+    slots = JSONDocument()
     recorded_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

@@ -111,6 +111,24 @@ def test_a_record_cannot_be_saved_again(owner, run_tasks):
     assert DispatchRecord.objects.get(pk=kept.pk).status == "stopped"
 
 
+def test_a_record_reads_back_exactly_what_was_written(owner, run_tasks):
+    # Its documents are read by orjson where it reads them as json does: not an integer past
+    # 64 bits (orjson's would be a float), nor what is read inside them in a query.
+    ladder = make_ladder(owner, versions(1), climbers(1))
+    services.start_dispatch(ladder=ladder, by=owner)
+    services.stop_dispatch(ladder=ladder, by=owner)
+    run_tasks()
+    kept = DispatchRecord.objects.get(ladder=ladder)
+    totals = {**kept.totals, "usdMicros": 2**70 + 1, "label": "été “quoted”"}
+    DispatchRecord.objects.filter(pk=kept.pk).update(totals=totals)
+    again = DispatchRecord.objects.get(pk=kept.pk)
+    assert again.totals == totals and type(again.totals["usdMicros"]) is int
+    for name in ("slots", "climbers", "snapshot"):
+        assert getattr(again, name) == getattr(kept, name)
+    inside = DispatchRecord.objects.filter(pk=kept.pk).values_list("totals__label", flat=True)
+    assert list(inside) == ["été “quoted”"]
+
+
 def test_the_history_is_paginated_newest_first(owner, owner_api):
     ladder = make_ladder(owner, versions(1), climbers(1))
     for _ in range(3):

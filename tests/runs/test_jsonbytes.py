@@ -40,3 +40,34 @@ def test_a_value_default_refuses_is_refused_as_json_refuses_it():
 
 def test_a_number_json_cannot_hold_is_written_as_null():
     assert jsonbytes.dumps([float("nan"), float("inf")]) == b"[null,null]"
+
+
+TEXTS = [
+    '{"a":1,"b":[1.5,null,true,false],"c":{"d":"été 好 \\u2028 \\" \\\\"}}',
+    "[]",
+    '""',
+    '{"a":1,"a":2}',  # the last of a repeated key, as json keeps it
+    "[0.1, 1e20, 5e-324, -0.0, 1.0, 3]",
+    # What orjson refuses or reads otherwise: integers past 64 bits (a float by orjson), NaN and
+    # Infinity (which json writes), a lone surrogate, a number past a double.
+    "[18446744073709551616, -9223372036854775809, 1180591620717411303424]",
+    '{"huge": 99999999999999999999999, "n": 1}',
+    "[NaN, Infinity, -Infinity]",
+    '"\\ud800"',
+    '"\ud800"',  # the surrogate itself, not its escape: not UTF-8
+    "[1e400]",
+]
+
+
+@pytest.mark.parametrize("text", TEXTS)
+def test_it_reads_what_json_reads(text):
+    read, expected = jsonbytes.loads(text), json.loads(text)
+    # Compared as json writes them: NaN is not equal to itself, and 1 == 1.0.
+    assert json.dumps(read) == json.dumps(expected)
+    assert type(read) is type(expected)
+
+
+@pytest.mark.parametrize("text", ["", "[1,", "{'a': 1}", "nul"])
+def test_what_is_not_json_is_refused_as_json_refuses_it(text):
+    with pytest.raises(json.JSONDecodeError):
+        jsonbytes.loads(text)
