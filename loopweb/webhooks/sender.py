@@ -61,10 +61,38 @@ class PinnedHTTPS(_Pinned, http.client.HTTPSConnection):
     pass
 
 
-def resolve(host: str, port: int, allowlist: Allowlist) -> str:
+def _addresses(host: str, port: int, within: float | None) -> list[str]:
+    """The addresses the name resolves to, or ``TimeoutError`` after ``within`` seconds. The
+    resolver takes no timeout of its own, so a name is looked up on a thread of its own, which
+    ends when the resolver gives up; an address written as such needs no look-up."""
+    if literal_address(host) is not None:
+        within = None  # answered at once, without asking a resolver
+    found: dict[str, object] = {}
+
+    def look_up():
+        try:
+            found["infos"] = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+        except Exception as exc:  # noqa: BLE001 - raised again by the thread that waits
+            found["error"] = exc
+
+    if within is None:
+        look_up()
+    else:
+        thread = threading.Thread(target=look_up, name=f"resolve {host}", daemon=True)
+        thread.start()
+        thread.join(within)
+        if thread.is_alive():
+            raise TimeoutError(f"{host} did not resolve within the timeout")
+    if "error" in found:
+        raise found["error"]
+    return [info[4][0] for info in found["infos"]]
+
+
+def resolve(host: str, port: int, allowlist: Allowlist, *, within: float | None = None) -> str:
     """The address to connect to; raises ``Refused`` when any address the name has is not
-    allowed, OSError when it does not resolve."""
-    addresses = [info[4][0] for info in socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)]
+    allowed, OSError when it does not resolve, ``TimeoutError`` when it takes longer than
+    ``within`` seconds."""
+    addresses = _addresses(host, port, within)
     if not addresses:
         raise OSError(f"{host} has no address")
     if not allowlist.lists_name(host):
@@ -105,9 +133,12 @@ def post(url: str, body: bytes, headers: dict[str, str], *, timeout: float) -> R
     watchdog.daemon = True
     watchdog.start()
     try:
-        address = resolve(host, port, Allowlist.from_settings())
+        address = resolve(host, port, Allowlist.from_settings(), within=timeout)
+        left = timeout - (time.monotonic() - started)
+        if expired.is_set() or left <= 0:
+            raise TimeoutError
         kind = PinnedHTTPS if parts.scheme == "https" else PinnedHTTP
-        connection = kind(host, port, timeout=timeout)
+        connection = kind(host, port, timeout=left)  # the watchdog cuts off what is past it
         connection.address = address
         connection.request(
             "POST",

@@ -2,12 +2,14 @@
 backoff on 5xx, 408, 429 and timeouts (never on other 4xx), given up after a bounded number of
 attempts, a subscription failing after repeated give-ups, and redelivery."""
 
+import socket
+import threading
 import time
 from datetime import timedelta
 
 import pytest
 
-from loopweb.webhooks import services
+from loopweb.webhooks import sender, services
 from loopweb.webhooks.models import Subscription
 from tests.webhooks.helpers import announce, deliver_all, log_of, subscribe
 from tests.webhooks.receiver import HANG
@@ -225,3 +227,23 @@ def test_an_attempt_is_sent_by_one_sender_only(owner, receiver):
     assert services.send(delivery_id=delivery.pk).startswith("200")
     assert services.send(delivery_id=delivery.pk) == "not pending"
     assert len(receiver.requests) == 1
+
+
+def test_a_name_that_resolves_slowly_times_out_within_the_timeout(monkeypatch):
+    # The whole exchange is cut off after the timeout, resolving the name included: a resolver
+    # that hangs must not hold the delivery (and its sender's thread) past it.
+    released = threading.Event()
+
+    def hanging_getaddrinfo(*args, **kwargs):
+        released.wait(10)
+        raise socket.gaierror(socket.EAI_AGAIN, "Temporary failure in name resolution")
+
+    monkeypatch.setattr(sender.socket, "getaddrinfo", hanging_getaddrinfo)
+    started = time.monotonic()
+    try:
+        result = sender.post("http://slow-dns.example/hooks", b"{}", {}, timeout=0.3)
+    finally:
+        released.set()
+    assert (result.answer.error, result.error) == ("timeout", "timed out")
+    assert time.monotonic() - started < 3  # not the resolver's 10 s
+    assert 300 <= result.duration_ms < 3000
