@@ -76,6 +76,8 @@ class GateOutcome(models.TextChoices):
 
     MEASURED = "measured"
     NO_BASELINE = "no_baseline"
+    # A baseline run, but no baseline value before the apply (and never one: see ``services``).
+    UNMEASURABLE = "unmeasurable"
 
 
 #: Proposals the gate still has checkpoints to record for.
@@ -104,7 +106,8 @@ class Proposal(models.Model):
     created_at = models.DateTimeField(default=timezone.now)
     applied_at = models.DateTimeField(null=True, blank=True)
     # The gate has nothing left to do: every checkpoint has its result (``gate_outcome``
-    # "measured"), or the schedule is over with no baseline run ("no_baseline").
+    # "measured"), or the schedule is over with no baseline run ("no_baseline") or no baseline
+    # value ("unmeasurable").
     verify_complete = models.BooleanField(default=False)
     gate_outcome = models.CharField(max_length=16, choices=GateOutcome.choices, blank=True)
     closed_at = models.DateTimeField(null=True, blank=True)

@@ -4,6 +4,7 @@ Each function is one transaction. Background work is enqueued with ``loopweb.tas
 so it is stored with the change (database backend) or runs after it commits.
 """
 
+import logging
 from collections.abc import Mapping
 from datetime import datetime, timedelta
 from typing import Any
@@ -27,10 +28,13 @@ from evalsets.models import (
     RevertDraft,
 )
 from evalsets.policy import HIGH_WATER, Policy, parse_policy
+from loopweb.ops.database import database_lost
 from loopweb.runs.checks import Invalid
 from loopweb.runs.errors import Conflict
 from loopweb.runs.models import Run
 from loopweb.tasking import enqueue
+
+log = logging.getLogger("loopweb.evalsets")
 
 #: How far ahead of the server's clock a client may date a journaled run or an apply.
 CLOCK_SKEW = timedelta(minutes=5)
@@ -229,7 +233,10 @@ def verify_proposal(*, proposal_id: int, now: datetime | None = None) -> list[Ou
     """Record every checkpoint of the proposal that has come due and can be measured.
 
     A proposal with no baseline run never gets one (see ``selectors.baseline_candidates``): it
-    is closed as ``no_baseline`` once its whole schedule has come due, and measured never.
+    is closed as ``no_baseline`` once its whole schedule has come due, and measured never. One
+    whose baseline candidates give no baseline value (none journaled before the apply, or none
+    whose value reads as its baseline kind needs) never gets one either, since the candidates
+    and the apply are fixed: it is closed as ``unmeasurable`` the same way.
     """
     now = now or timezone.now()
     with transaction.atomic(durable=True):
@@ -266,12 +273,15 @@ def verify_proposal(*, proposal_id: int, now: datetime | None = None) -> list[Ou
             return []  # no metric, never a fabricated one
         if not due:
             return []
+        baseline = _baseline(policy, _runs_before(proposal))
+        if baseline is None:
+            # No baseline value: nothing is written, and it stays due until the schedule is over.
+            if len(due) == len(waiting):
+                _close(proposal, GateOutcome.UNMEASURABLE, now)
+            return []
         current = since.order_by("-journaled_at", "-id").first()
         if current is None:
             return []  # due, but nothing measured since the apply: it stays due
-        baseline = _baseline(policy, _runs_before(proposal))
-        if baseline is None:
-            return []  # no baseline value: not measurable, nothing is written, it stays due
         baseline_run, best_before = baseline
         judgement = verdict.judge(
             field=policy.field,
@@ -355,15 +365,34 @@ def verify_open(
 ) -> int:
     """Measure every proposal the gate still watches (of one evalset, or waiting on grains).
 
-    Each proposal is its own transaction, so one slow or failing proposal holds up no other.
-    Returns how many results were recorded.
+    Each proposal is its own transaction, so one slow or failing proposal holds up no other: one
+    that raises is logged and the sweep goes on; then what was raised is raised together (an
+    ``ExceptionGroup``), so the task or chore reads failed and the next sweep tries it again. A
+    lost database ends the sweep at once, as itself. Returns how many results were recorded.
     """
     proposals = Proposal.objects.filter(GATE_OPEN)
     if evalset_id is not None:
         proposals = proposals.filter(evalset_id=evalset_id)
     if grains_only:
         proposals = proposals.filter(waits_on_grains=True)
-    recorded = 0
+    recorded, failed = 0, []
     for proposal_id in proposals.order_by("id").values_list("id", flat=True):
-        recorded += len(verify_proposal(proposal_id=proposal_id, now=now))
+        try:
+            recorded += len(verify_proposal(proposal_id=proposal_id, now=now))
+        except Exception as exc:
+            if database_lost(exc):
+                raise
+            log.exception(
+                "verify gate: proposal %s could not be measured",
+                proposal_id,
+                extra={"event": "verify.failed", "proposal": proposal_id},
+            )
+            failed.append((proposal_id, exc))
+    if failed:
+        ids = ", ".join(str(proposal_id) for proposal_id, _ in failed)
+        raise ExceptionGroup(
+            f"verify gate: proposal{'s' if len(failed) > 1 else ''} {ids} could not be measured"
+            f" ({recorded} result(s) recorded for the others)",
+            [exc for _, exc in failed],
+        )
     return recorded

@@ -140,9 +140,10 @@ class AdvisoryFlagSerializer(serializers.Serializer):
 GATE_OUTCOME = f.ChoiceField(
     choices=GateOutcome.values,
     allow_null=True,
-    help_text="How the gate closed the proposal: measured (every checkpoint has its result) or "
-    "no_baseline (its schedule is over and no run was recorded before it was created); null "
-    "while it is open or not measured at all.",
+    help_text="How the gate closed the proposal: measured (every checkpoint has its result), "
+    "no_baseline (its schedule is over and no run was recorded before it was created) or "
+    "unmeasurable (its schedule is over and no run before the apply gives a baseline value); "
+    "null while it is open or not measured at all.",
 )
 
 

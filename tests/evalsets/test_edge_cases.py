@@ -317,7 +317,8 @@ def test_high_water_on_a_lower_is_better_field_takes_the_minimum(owner):
 def test_a_newest_run_before_the_apply_without_the_field_is_not_measurable(owner):
     """``newest_before_apply``: the newest run before the apply lacks the field and an older
     one has it. The baseline is that newest run and its value does not read, so nothing is
-    written and the checkpoint stays due; the older run's value never stands in for it."""
+    written; the older run's value never stands in for it. Its one checkpoint has come due, so
+    the gate closes it as unmeasurable."""
     evalset = make_evalset()
     journal(evalset, t(0), passed=10, accuracy=0.9)
     journal(evalset, t(1), passed=10)  # no accuracy
@@ -329,7 +330,7 @@ def test_a_newest_run_before_the_apply_without_the_field_is_not_measurable(owner
     assert not RevertDraft.objects.exists()
     assert [step.state for step in timeline(proposal)] == ["due"]
     proposal.refresh_from_db()
-    assert (proposal.verify_complete, proposal.gate_outcome) == (False, "")
+    assert (proposal.verify_complete, proposal.gate_outcome) == (True, "unmeasurable")
 
 
 @pytest.mark.parametrize("kind", ["newest_before_apply", "high_water"])

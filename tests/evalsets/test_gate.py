@@ -5,12 +5,12 @@ import datetime as dt
 import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
-from django.db import IntegrityError, connection, transaction
+from django.db import IntegrityError, InterfaceError, connection, transaction
 from django.utils import timezone
 from django_tasks_db.models import DBTaskResult, get_date_max
 
 from evalsets import services, tasks
-from evalsets.models import OutcomeResult, Proposal
+from evalsets.models import GATE_OPEN, EvalsetRun, OutcomeResult, Proposal
 from loopweb.runs import services as run_services
 from loopweb.runs.cells import CasePin
 from tests.evalsets.helpers import apply, journal, make_evalset, propose, t, verify
@@ -181,6 +181,50 @@ def test_the_periodic_task_sweeps_too(owner):
     assert tasks.verify_gate.call() == 1
 
 
+def a_proposal_that_raises(monkeypatch, broken: Proposal, error: Exception) -> None:
+    measure = services.verify_proposal
+
+    def verify_proposal(*, proposal_id, now=None):
+        if proposal_id == broken.pk:
+            raise error
+        return measure(proposal_id=proposal_id, now=now)
+
+    monkeypatch.setattr(services, "verify_proposal", verify_proposal)
+
+
+def test_a_proposal_that_cannot_be_measured_holds_up_no_other(owner, monkeypatch, caplog):
+    # The sweep goes in id order: the first proposal failing every time must not starve the rest.
+    evalset, first = baseline_and_proposal(owner, checkpoints=[{"after_ms": 1000}])
+    second = propose(owner, evalset, created_at=t(100), checkpoints=[{"after_ms": 1000}])
+    apply(first, t(110))
+    apply(second, t(111))
+    journal(evalset, t(120), passed=10)
+    a_proposal_that_raises(monkeypatch, first, ValueError("a policy it cannot read"))
+    with pytest.raises(ExceptionGroup) as failed:
+        services.verify_open()
+    assert OutcomeResult.objects.filter(proposal=second).count() == 1
+    assert not OutcomeResult.objects.filter(proposal=first).exists()
+    assert [str(e) for e in failed.value.exceptions] == ["a policy it cannot read"]
+    assert f"proposal {first.pk} could not be measured" in caplog.text
+    # The command says so and fails; the chore's worker logs it and runs it again when due.
+    with pytest.raises(CommandError, match=f"proposal {first.pk}"):
+        call_command("verify_gate")
+
+
+def test_a_lost_database_ends_the_sweep_at_once(owner, monkeypatch):
+    evalset, first = baseline_and_proposal(owner, checkpoints=[{"after_ms": 1000}])
+    second = propose(owner, evalset, created_at=t(100), checkpoints=[{"after_ms": 1000}])
+    apply(first, t(110))
+    apply(second, t(111))
+    journal(evalset, t(120), passed=10)
+    lost = InterfaceError("connection already closed")
+    a_proposal_that_raises(monkeypatch, first, lost)
+    with pytest.raises(InterfaceError) as raised:
+        services.verify_open()
+    assert raised.value is lost  # as the worker's wait for the database recognises it
+    assert not OutcomeResult.objects.exists()
+
+
 def test_the_command_refuses_a_negative_interval(db):
     with pytest.raises(CommandError):
         call_command("verify_gate", "--every", "-1")
@@ -237,6 +281,54 @@ def test_an_applied_proposal_with_no_baseline_closes_as_no_baseline_once_its_sch
         "no_baseline",
     )
     assert owner_api.get(f"/api/proposals/{proposal.pk}/").data["gate_outcome"] == "no_baseline"
+
+
+def forward_dated_baseline(owner, evalset):
+    """The one run recorded before the proposal was created, dated (by its client, within the
+    clock's skew) after the apply: a baseline candidate, but not before the apply."""
+    run = journal(evalset, t(200), passed=10)
+    EvalsetRun.objects.filter(pk=run.pk).update(recorded_at=t(50))
+    return propose(owner, evalset, created_at=t(100), checkpoints=[{"after_runs": 1}, 3_600_000])
+
+
+def unreadable_baseline(owner, evalset):
+    """The newest run before the apply lacks the field: ``newest_before_apply`` has no value."""
+    journal(evalset, t(0), passed=10)
+    return propose(
+        owner,
+        evalset,
+        created_at=t(100),
+        field="accuracy",
+        checkpoints=[{"after_runs": 1}, 3_600_000],
+    )
+
+
+@pytest.mark.parametrize("make", [forward_dated_baseline, unreadable_baseline])
+def test_a_proposal_whose_baseline_never_reads_closes_as_unmeasurable_once_its_schedule_is_over(
+    owner, owner_api, make
+):
+    # Its baseline candidates and the apply are fixed, so no later run can give it a baseline
+    # value: it is closed as a proposal with no baseline run is, not swept for ever.
+    evalset = make_evalset()
+    proposal = make(owner, evalset)
+    apply(proposal, t(110))
+    journal(evalset, t(120), passed=10, accuracy=0.5)
+    assert verify(proposal, now=t(130)) == []  # the hour is not over: it stays open
+    proposal.refresh_from_db()
+    assert (proposal.verify_complete, proposal.gate_outcome) == (False, "")
+    assert verify(proposal, now=t(170)) == []
+    proposal.refresh_from_db()
+    assert (proposal.verify_complete, proposal.gate_outcome) == (True, "unmeasurable")
+    assert proposal.closed_at == t(170)
+    assert not OutcomeResult.objects.exists()
+    body = owner_api.get(f"/api/proposals/{proposal.pk}/outcomes").data
+    assert (body["gate"], body["skipped"], body["gate_outcome"]) == (
+        "complete",
+        None,
+        "unmeasurable",
+    )
+    assert services.verify_open(now=t(200)) == 0
+    assert Proposal.objects.filter(GATE_OPEN).count() == 0
 
 
 def test_a_closed_no_baseline_proposal_leaves_the_sweep(owner, django_assert_max_num_queries):

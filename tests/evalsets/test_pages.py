@@ -110,6 +110,18 @@ def test_a_proposal_closed_with_no_baseline_says_so(owner):
     assert "Closed with no baseline" in html
 
 
+def test_a_proposal_closed_as_unmeasurable_says_why(owner):
+    evalset = make_evalset()
+    journal(evalset, t(0), passed=10)  # no accuracy
+    proposal = propose(owner, evalset, created_at=t(100), field="accuracy", checkpoints=[60_000])
+    apply(proposal, t(110))
+    verify(proposal, now=t(120))
+    html = signed_in(owner).get(f"/proposals/{proposal.pk}/").content.decode()
+    assert 'data-gate-outcome="unmeasurable"' in html
+    assert "Closed as unmeasurable" in html
+    assert "<code>accuracy</code> as its <code>newest_before_apply</code> baseline" in html
+
+
 def test_the_outsider_gets_404_on_another_owners_proposal_page(outsider, measured):
     assert signed_in(outsider).get(f"/proposals/{measured.pk}/").status_code == 404
 

@@ -17,7 +17,14 @@ class Command(BaseCommand):
         if not every >= 0:  # also refuses nan
             raise CommandError("--every must not be negative")
         while True:
-            recorded = services.verify_open()
+            try:
+                recorded = services.verify_open()
+            except ExceptionGroup as failed:  # the others were measured; each failure is logged
+                if not every:
+                    raise CommandError(str(failed)) from failed
+                self.stderr.write(str(failed))
+                time.sleep(every)
+                continue
             if recorded or not every:
                 self.stdout.write(f"recorded {recorded} outcome result(s)")
             if not every:
