@@ -257,30 +257,12 @@ def test_a_measured_proposal_closes_with_the_outcome_measured(owner, owner_api):
     assert (body["gate"], body["gate_outcome"]) == ("complete", "measured")
 
 
-def test_an_applied_proposal_with_no_baseline_closes_as_no_baseline_once_its_schedule_is_over(
-    owner, owner_api
-):
-    evalset = make_evalset()
-    proposal = propose(
-        owner, evalset, created_at=t(100), checkpoints=[{"after_runs": 1}, 3_600_000]
-    )
-    apply(proposal, t(110))
-    journal(evalset, t(120), passed=10)
-    assert verify(proposal, now=t(130)) == []  # the hour is not over: it stays open
-    proposal.refresh_from_db()
-    assert (proposal.verify_complete, proposal.gate_outcome) == (False, "")
-    assert verify(proposal, now=t(170)) == []
-    proposal.refresh_from_db()
-    assert (proposal.verify_complete, proposal.gate_outcome) == (True, "no_baseline")
-    assert proposal.closed_at == t(170)
-    assert not OutcomeResult.objects.exists()
-    body = owner_api.get(f"/api/proposals/{proposal.pk}/outcomes").data
-    assert (body["gate"], body["skipped"], body["gate_outcome"]) == (
-        "skipped",
-        "no_baseline_run",
-        "no_baseline",
-    )
-    assert owner_api.get(f"/api/proposals/{proposal.pk}/").data["gate_outcome"] == "no_baseline"
+#: A schedule over an hour after the apply at t(110), with a run at t(120): over at t(170).
+AN_HOUR = [{"after_runs": 1}, 3_600_000]
+
+
+def no_baseline_run(owner, evalset):
+    return propose(owner, evalset, created_at=t(100), checkpoints=AN_HOUR)
 
 
 def forward_dated_baseline(owner, evalset):
@@ -288,27 +270,28 @@ def forward_dated_baseline(owner, evalset):
     clock's skew) after the apply: a baseline candidate, but not before the apply."""
     run = journal(evalset, t(200), passed=10)
     EvalsetRun.objects.filter(pk=run.pk).update(recorded_at=t(50))
-    return propose(owner, evalset, created_at=t(100), checkpoints=[{"after_runs": 1}, 3_600_000])
+    return propose(owner, evalset, created_at=t(100), checkpoints=AN_HOUR)
 
 
 def unreadable_baseline(owner, evalset):
     """The newest run before the apply lacks the field: ``newest_before_apply`` has no value."""
     journal(evalset, t(0), passed=10)
-    return propose(
-        owner,
-        evalset,
-        created_at=t(100),
-        field="accuracy",
-        checkpoints=[{"after_runs": 1}, 3_600_000],
-    )
+    return propose(owner, evalset, created_at=t(100), field="accuracy", checkpoints=AN_HOUR)
 
 
-@pytest.mark.parametrize("make", [forward_dated_baseline, unreadable_baseline])
-def test_a_proposal_whose_baseline_never_reads_closes_as_unmeasurable_once_its_schedule_is_over(
-    owner, owner_api, make
+@pytest.mark.parametrize(
+    ("make", "outcome", "gate", "skipped"),
+    [
+        (no_baseline_run, "no_baseline", "skipped", "no_baseline_run"),
+        # A baseline run, but no baseline value: the candidates and the apply are fixed, so no
+        # later run gives it one, and it is closed as well, not swept for ever.
+        (forward_dated_baseline, "unmeasurable", "complete", None),
+        (unreadable_baseline, "unmeasurable", "complete", None),
+    ],
+)
+def test_an_applied_proposal_that_can_never_be_measured_closes_once_its_schedule_is_over(
+    owner, owner_api, make, outcome, gate, skipped
 ):
-    # Its baseline candidates and the apply are fixed, so no later run can give it a baseline
-    # value: it is closed as a proposal with no baseline run is, not swept for ever.
     evalset = make_evalset()
     proposal = make(owner, evalset)
     apply(proposal, t(110))
@@ -318,17 +301,14 @@ def test_a_proposal_whose_baseline_never_reads_closes_as_unmeasurable_once_its_s
     assert (proposal.verify_complete, proposal.gate_outcome) == (False, "")
     assert verify(proposal, now=t(170)) == []
     proposal.refresh_from_db()
-    assert (proposal.verify_complete, proposal.gate_outcome) == (True, "unmeasurable")
+    assert (proposal.verify_complete, proposal.gate_outcome) == (True, outcome)
     assert proposal.closed_at == t(170)
     assert not OutcomeResult.objects.exists()
     body = owner_api.get(f"/api/proposals/{proposal.pk}/outcomes").data
-    assert (body["gate"], body["skipped"], body["gate_outcome"]) == (
-        "complete",
-        None,
-        "unmeasurable",
-    )
+    assert (body["gate"], body["skipped"], body["gate_outcome"]) == (gate, skipped, outcome)
+    assert owner_api.get(f"/api/proposals/{proposal.pk}/").data["gate_outcome"] == outcome
     assert services.verify_open(now=t(200)) == 0
-    assert Proposal.objects.filter(GATE_OPEN).count() == 0
+    assert not Proposal.objects.filter(GATE_OPEN).exists()
 
 
 def test_a_closed_no_baseline_proposal_leaves_the_sweep(owner, django_assert_max_num_queries):

@@ -95,12 +95,16 @@ def test_a_record_is_written_once_and_later_runs_never_change_it(
     assert rows[0]["configuration"] != first["configuration"]
 
 
-def test_a_record_cannot_be_saved_again(owner, run_tasks):
+def a_stopped_dispatchs_record(owner, run_tasks) -> DispatchRecord:
     ladder = make_ladder(owner, versions(1), climbers(1))
     services.start_dispatch(ladder=ladder, by=owner)
     services.stop_dispatch(ladder=ladder, by=owner)
     run_tasks()
-    kept = DispatchRecord.objects.get(ladder=ladder)
+    return DispatchRecord.objects.get(ladder=ladder)
+
+
+def test_a_record_cannot_be_saved_again(owner, run_tasks):
+    kept = a_stopped_dispatchs_record(owner, run_tasks)
     kept.status = "finished"
     try:
         kept.save()
@@ -114,11 +118,7 @@ def test_a_record_cannot_be_saved_again(owner, run_tasks):
 def test_a_record_reads_back_exactly_what_was_written(owner, run_tasks):
     # Its documents are read by orjson where it reads them as json does: not an integer past
     # 64 bits (orjson's would be a float), nor what is read inside them in a query.
-    ladder = make_ladder(owner, versions(1), climbers(1))
-    services.start_dispatch(ladder=ladder, by=owner)
-    services.stop_dispatch(ladder=ladder, by=owner)
-    run_tasks()
-    kept = DispatchRecord.objects.get(ladder=ladder)
+    kept = a_stopped_dispatchs_record(owner, run_tasks)
     totals = {**kept.totals, "usdMicros": 2**70 + 1, "label": "été “quoted”"}
     DispatchRecord.objects.filter(pk=kept.pk).update(totals=totals)
     again = DispatchRecord.objects.get(pk=kept.pk)
