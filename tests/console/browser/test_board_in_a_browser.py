@@ -156,3 +156,17 @@ def test_stop_and_cancel_running_asks_first_and_reports_the_count(open_page, sho
         "Stopped at rung 1"
     )
     shot(page, "07-stopped")
+
+
+def test_a_running_board_logs_no_error_in_the_browsers_console(open_page, owner):
+    # Not even the site icon's: the page names its own, so the browser asks no /favicon.ico.
+    ladder = make_ladder(owner, versions(2), climbers(2))
+    page = open_page(owner)
+    errors = []
+    page.on("console", lambda m: errors.append((m.text, m.location)) if m.type == "error" else None)
+    page.goto(board_of(ladder))
+    page.get_by_role("button", name="Run", exact=True).click()
+    expect(page.locator("#ladder-status")).to_have_text("Running")
+    expect(page.locator("#board-height-chart")).to_be_visible()
+    page.wait_for_timeout(1_000)  # four polls of the board
+    assert errors == []
