@@ -1,6 +1,10 @@
 """The board refreshes itself by what changed: a push swaps the one row of the climber whose cell
 it landed in and the figures, in place; a change the page's version cannot follow swaps the
-whole board; nothing changed answers 204."""
+whole board; nothing changed answers 204. A refresh that changed the board tells the page so
+(``HX-Trigger: board-changed``), and the standing below it refreshes then, so the two never show
+different standings."""
+
+import json
 
 import psycopg
 import pytest
@@ -61,6 +65,7 @@ def test_a_refresh_after_one_push_swaps_that_climbers_row_and_the_figures(
     assert "1 of 300 runs done" in html
     assert f'"v": "{held_version(html)}"' in html and held_version(html) != held_version(page)
     assert len(refresh.content) < 50_000 < len(page)
+    assert "board-changed" in json.loads(refresh.headers["HX-Trigger"])
 
 
 def test_a_change_the_version_cannot_follow_swaps_the_whole_board(owner_client, owner, big):
@@ -74,6 +79,7 @@ def test_a_change_the_version_cannot_follow_swaps_the_whole_board(owner_client, 
     assert 'hx-swap-oob="true"' in html.split(">", 1)[0]
     assert html.count('<tr id="climber-row-') == 30
     assert "Stopped" in html
+    assert "board-changed" in json.loads(refresh.headers["HX-Trigger"])
 
 
 def test_an_unchanged_board_answers_204(owner_client, big):
@@ -82,3 +88,4 @@ def test_an_unchanged_board_answers_204(owner_client, big):
         reverse("console:board-refresh", args=[big.pk]), {"v": held_version(page)}
     )
     assert refresh.status_code == 204
+    assert "HX-Trigger" not in refresh.headers

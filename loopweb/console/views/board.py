@@ -14,6 +14,7 @@ from django.shortcuts import redirect, render
 from django.template.loader import render_to_string
 from django.utils.safestring import mark_safe
 from django.views.decorators.http import require_http_methods, require_POST, require_safe
+from django_htmx.http import trigger_client_event
 
 from ladders import services, shared_progress
 from ladders.access import controls
@@ -131,8 +132,16 @@ def board_refresh(request, pk: int):
         changed = shared_progress.changed_since(context["board"], progress_version)
         if changed is not None:
             delta = with_rows(context, only=changed, oob=True)
-            return render_board(request, "console/_board_delta.html", delta)
-    return render_board(request, "console/_board.html", {**with_rows(context), "oob": True})
+            return _changed(render_board(request, "console/_board_delta.html", delta))
+    return _changed(
+        render_board(request, "console/_board.html", {**with_rows(context), "oob": True})
+    )
+
+
+def _changed(response: HttpResponse) -> HttpResponse:
+    """A refresh that changed the board tells the page (``board-changed``): the standing below
+    it asks for itself then, so the grid and the chart never show two standings."""
+    return trigger_client_event(response, "board-changed")
 
 
 @signed_in

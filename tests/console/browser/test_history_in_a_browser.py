@@ -8,7 +8,7 @@ import pytest
 from playwright.sync_api import expect
 
 from tests.history.helpers import PAID, PAID_BROKEN
-from tests.ladders.builders import climbers, make_ladder, versions, work
+from tests.ladders.builders import PERFECT, claim_all, climbers, make_ladder, push, versions, work
 from tests.tasks import run_queued_tasks
 
 pytestmark = [
@@ -91,3 +91,31 @@ def test_run_edit_run_again_then_compare_and_see_the_chart_change(open_page, own
     # Sorting the board's chart by cost, without scripts.
     page.goto(f"/ladders/{ladder.pk}/?sort=cost#standing")
     expect(page.locator('#standing a[data-sort="cost"]')).to_have_attribute("aria-current", "true")
+
+
+def test_the_standing_follows_the_board_and_asks_nothing_while_it_is_unchanged(
+    open_page, owner, driver
+):
+    ladder = make_ladder(owner, versions(2, prefix="jump"), climbers(2), name="Platformer climb")
+    page = open_page(owner)
+    page.goto(f"/ladders/{ladder.pk}/")
+    page.get_by_role("button", name="Run", exact=True).click()
+    expect(page.locator("#ladder-status")).to_have_text("Running")
+    expect(bar(page, "board-height-chart", "m2")).to_have_attribute("data-reached", "0")
+    standing_asked = []
+    page.on("request", lambda r: standing_asked.append(r.url) if "/standing" in r.url else None)
+
+    # Running, and nothing changes: the board's polls answer 204 and the standing asks nothing
+    # (it used to ask on a timer of its own, every five board polls: 1.25 s here).
+    page.wait_for_timeout(3_000)
+    assert standing_asked == []
+
+    # m2 passes rung 1: the grid and the chart show it together.
+    jobs = claim_all(driver)
+    push(driver, next(j for j in jobs if j.combination.model == "m2"), record=PERFECT)
+    run_queued_tasks()
+    expect(page.locator("#slot-1-0")).to_have_class(re.compile(r"\bslot-passed\b"))
+    expect(bar(page, "board-height-chart", "m2")).to_have_attribute(
+        "data-reached", "1", timeout=1_000
+    )
+    assert len(standing_asked) >= 1
