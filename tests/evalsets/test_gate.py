@@ -1,6 +1,7 @@
 """When the verify gate measures: journals, pushes, applies, the sweep; once per checkpoint."""
 
 import datetime as dt
+import io
 
 import pytest
 from django.core.management import call_command
@@ -209,6 +210,19 @@ def test_a_proposal_that_cannot_be_measured_holds_up_no_other(owner, monkeypatch
     # The command says so and fails; the chore's worker logs it and runs it again when due.
     with pytest.raises(CommandError, match=f"proposal {first.pk}"):
         call_command("verify_gate")
+
+    # Repeating, the command says so and sweeps again (its pause is where this test ends it).
+    class Paused(Exception):
+        pass
+
+    def pause(seconds):
+        raise Paused(seconds)
+
+    monkeypatch.setattr("evalsets.management.commands.verify_gate.time.sleep", pause)
+    errors = io.StringIO()
+    with pytest.raises(Paused):
+        call_command("verify_gate", "--every", "5", stderr=errors)
+    assert f"proposal {first.pk} could not be measured" in errors.getvalue()
 
 
 def test_a_lost_database_ends_the_sweep_at_once(owner, monkeypatch):
