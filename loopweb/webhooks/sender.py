@@ -65,8 +65,6 @@ def _addresses(host: str, port: int, within: float | None) -> list[str]:
     """The addresses the name resolves to, or ``TimeoutError`` after ``within`` seconds. The
     resolver takes no timeout of its own, so a name is looked up on a thread of its own, which
     ends when the resolver gives up; an address written as such needs no look-up."""
-    if literal_address(host) is not None:
-        within = None  # answered at once, without asking a resolver
     found: dict[str, object] = {}
 
     def look_up():
@@ -75,8 +73,8 @@ def _addresses(host: str, port: int, within: float | None) -> list[str]:
         except Exception as exc:  # noqa: BLE001 - raised again by the thread that waits
             found["error"] = exc
 
-    if within is None:
-        look_up()
+    if within is None or literal_address(host) is not None:
+        look_up()  # here: no time limit asked for, or an address that needs no look-up
     else:
         thread = threading.Thread(target=look_up, name=f"resolve {host}", daemon=True)
         thread.start()

@@ -247,3 +247,22 @@ def test_a_name_that_resolves_slowly_times_out_within_the_timeout(monkeypatch):
     assert (result.answer.error, result.error) == ("timeout", "timed out")
     assert time.monotonic() - started < 3  # not the resolver's 10 s
     assert 300 <= result.duration_ms < 3000
+
+
+def test_a_name_resolved_within_the_timeout_is_delivered_to(monkeypatch, receiver, settings):
+    # Looked up on a thread of its own, then connected to the very address it resolved to.
+    settings.LOOPWEB_WEBHOOK_ALLOWED_HOSTS = "hooks.example"
+    host, port = receiver.server.server_address[:2]
+    real = socket.getaddrinfo
+
+    def resolver(name, *args, **kwargs):
+        if name != "hooks.example":  # the connection's own look-up of the address
+            return real(name, *args, **kwargs)
+        time.sleep(0.05)
+        return real(host, *args, **kwargs)
+
+    monkeypatch.setattr(sender.socket, "getaddrinfo", resolver)
+    result = sender.post(f"http://hooks.example:{port}/hooks", b"{}", {}, timeout=2)
+    assert (result.answer.code, result.error) == (200, "")
+    [request] = receiver.requests
+    assert request.headers["host"] == f"hooks.example:{port}"

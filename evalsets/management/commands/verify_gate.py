@@ -23,10 +23,9 @@ class Command(BaseCommand):
                 if not every:
                     raise CommandError(str(failed)) from failed
                 self.stderr.write(str(failed))
-                time.sleep(every)
-                continue
-            if recorded or not every:
-                self.stdout.write(f"recorded {recorded} outcome result(s)")
-            if not every:
-                return
+            else:
+                if recorded or not every:
+                    self.stdout.write(f"recorded {recorded} outcome result(s)")
+                if not every:
+                    return
             time.sleep(every)
