@@ -27,11 +27,10 @@ def is_driver(user) -> bool:
     return role_of(user) == Role.DRIVER
 
 
-def visible_runs(user) -> QuerySet[Run]:
-    runs = Run.objects.all()
-    if user.is_staff or is_driver(user):
-        return runs
-    rule = Q(published=True) | Q(owner=user) | Q(job__owner=user)
+def _involved(user) -> Q:
+    """The runs a user has a part in: launched or pushed by them, or read by the slots of a
+    ladder they own or review (the rules higher layers register)."""
+    rule = Q(owner=user) | Q(job__owner=user)
     if _run_visibility:
         extra = Q()
         for visibility in _run_visibility:
@@ -39,7 +38,23 @@ def visible_runs(user) -> QuerySet[Run]:
         # A subquery: rules that follow many-valued relations (a ladder's reviewers) must not
         # repeat a run once per matching row.
         rule |= Q(pk__in=Run.objects.filter(extra).values("pk"))
-    return runs.filter(rule)
+    return rule
+
+
+def visible_runs(user) -> QuerySet[Run]:
+    runs = Run.objects.all()
+    if user.is_staff or is_driver(user):
+        return runs
+    return runs.filter(Q(published=True) | _involved(user))
+
+
+def reviewable_runs(user) -> QuerySet[Run]:
+    """The runs a user may review (SPEC §1): those of the jobs they launched (or that they
+    pushed from outside Loopweb), and those a ladder they own or review reads. Reading a run is
+    not reviewing it: neither publishing nor being staff or a driver makes a run reviewable."""
+    if not user.is_authenticated or role_of(user) not in (Role.OWNER, Role.REVIEWER):
+        return Run.objects.none()
+    return Run.objects.filter(_involved(user))
 
 
 def can_repush(user, run: Run) -> bool:

@@ -2,6 +2,7 @@
 ``rungs.3.case``): the API's error shape and the console's forms both read them so."""
 
 from django.core.exceptions import ValidationError as DjangoValidationError
+from django.http import Http404
 from rest_framework.exceptions import ErrorDetail
 
 
@@ -12,6 +13,11 @@ class Conflict(Exception):
         super().__init__(detail)
         self.detail = detail
         self.code = code
+
+
+class NotReviewable(Http404):
+    """The caller may not review this run (answered 404, as for a run they cannot see, so a
+    refusal reveals nothing about it)."""
 
 
 def listed(items) -> str:

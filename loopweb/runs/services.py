@@ -17,9 +17,9 @@ from django.db.models import QuerySet
 from django.utils import timezone
 
 from loopweb.runs import changes, claim, hooks
-from loopweb.runs.access import is_driver
+from loopweb.runs.access import is_driver, reviewable_runs
 from loopweb.runs.cells import CasePin, CombinationCell, cell_key
-from loopweb.runs.errors import Conflict
+from loopweb.runs.errors import Conflict, NotReviewable
 from loopweb.runs.models import (
     IN_FLIGHT,
     NEVER_COUNTED,
@@ -458,10 +458,16 @@ def _rewrite(run: Run, report: Report) -> Run:
     return run
 
 
+def _may_review(reviewer: User, run: Run) -> None:
+    if not reviewable_runs(reviewer).filter(pk=run.pk).exists():
+        raise NotReviewable(f"No run {run.pk} to review.")
+
+
 def review_run(
     *, run: Run, reviewer: User, aesthetic_rating: int, writeup: str, verdict: str = ""
 ) -> Review:
     with transaction.atomic():
+        _may_review(reviewer, run)
         try:
             # The unique constraint, not a prior check, decides between two concurrent reviews.
             with transaction.atomic():
@@ -485,6 +491,7 @@ def edit_review(
     """A reviewer corrects their own review. A changed verdict is recorded as a new referee
     verdict (the latest one is read); the earlier one stays in the run's history."""
     with transaction.atomic():
+        _may_review(reviewer, run)
         # Locked so two corrections of one review apply one after the other.
         review = Review.objects.select_for_update().filter(run=run, reviewer=reviewer).first()
         if review is None:

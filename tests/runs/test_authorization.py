@@ -3,8 +3,8 @@
 import pytest
 from django.db.models import Q
 
-from loopweb.runs import access, services
-from loopweb.runs.models import Run
+from loopweb.runs import access
+from loopweb.runs.models import Review, Run
 from tests.factories import CoverageGroupFactory
 from tests.runs.helpers import claim, finish, hand_job, outside_run, push_body
 
@@ -71,17 +71,19 @@ def test_a_reviewer_does_not_see_an_unpublished_run_they_were_not_shared(reviewe
     )
 
 
-def test_a_published_run_is_readable_and_reviewable_by_every_signed_in_user(
+def test_a_published_run_is_readable_by_every_signed_in_user_but_reviewable_by_few(
     reviewer_api, outsider_api, owned
 ):
+    """Reading is not reviewing (SPEC §1): who may review is tests/security/test_who_may_review."""
     run = owned["run"]
     Run.objects.filter(pk=run.pk).update(published=True)
 
     assert outsider_api.get(f"/api/runs/{run.pk}/").status_code == 200
+    assert reviewer_api.get(f"/api/runs/{run.pk}/").status_code == 200
     response = reviewer_api.post(
         f"/api/runs/{run.pk}/reviews", {"aestheticRating": 5, "writeup": "lovely"}, format="json"
     )
-    assert response.status_code == 201, response.content
+    assert response.status_code == 404, response.content
 
 
 def test_the_owner_sees_their_objects(owner_api, owned):
@@ -130,8 +132,8 @@ def test_a_visibility_rule_of_a_higher_layer_lets_a_user_read_a_run_listed_once(
 ):
     run = owned["run"]
     # A rule across a many-valued relation: one row per matching review.
-    services.review_run(run=run, reviewer=owner, aesthetic_rating=3, writeup="shared with rita")
-    services.review_run(run=run, reviewer=outsider, aesthetic_rating=4, writeup="rita too")
+    Review.objects.create(run=run, reviewer=owner, aesthetic_rating=3, writeup="shared with rita")
+    Review.objects.create(run=run, reviewer=outsider, aesthetic_rating=4, writeup="rita too")
     access.register_run_visibility(lambda user: Q(reviews__writeup__contains=user.username))
 
     listed = reviewer_api.get("/api/runs/").json()

@@ -3,8 +3,10 @@ push carries. Each is written in the transaction of the push or review that caus
 
 import pytest
 
+from ladders.services import start_dispatch
 from loopweb.runs.models import Review, Run
 from signals_app.models import Signal
+from tests.ladders.builders import make_ladder
 from tests.signals.conftest import assert_400, signal, signals_url
 
 pytestmark = pytest.mark.django_db
@@ -196,9 +198,12 @@ def test_a_review_without_a_verdict_records_no_signal(owner_api, run, fields):
     assert not run.signals.exists()
 
 
-def test_a_reviewers_verdict_reads_in_a_rule_requiring_referee(reviewer_api, owner_api, run):
-    run.published = True
-    run.save()
+def test_a_reviewers_verdict_reads_in_a_rule_requiring_referee(
+    reviewer_api, owner_api, run, owner, reviewer, version, combination
+):
+    """The owner shares a ladder that reads the run with the reviewer, who may then review it."""
+    ladder = make_ladder(owner, [version], [combination], reviewers=[reviewer.pk])
+    start_dispatch(ladder=ladder)
     owner_api.post(signals_url(run), signal(id="t"), format="json")
     Run.objects.filter(pk=run.pk).update(
         acceptance_rule={

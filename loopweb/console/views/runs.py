@@ -6,7 +6,7 @@ from urllib.parse import urlencode
 from django.contrib import messages
 from django.core.exceptions import PermissionDenied
 from django.http import Http404
-from django.shortcuts import redirect, render
+from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST, require_safe
 
@@ -16,6 +16,7 @@ from loopweb.console.access import can_review, signed_in, viewable_ladder
 from loopweb.console.forms import ReviewInput
 from loopweb.console.runs import attempt_chain, run_cards, slot_detail
 from loopweb.console.views.reviewing import save_review
+from loopweb.runs.access import reviewable_runs
 from signals_app.selectors import run_signals, visible_run_or_404
 
 
@@ -87,7 +88,7 @@ def run_page(request, pk: int):
             "signals": list(run_signals(run)),
             "chain": attempt_chain(run),
             "crumb": _breadcrumb(request),
-            "may_review": can_review(request.user) and mine is None,
+            "may_review": mine is None and reviewable_runs(request.user).filter(pk=run.pk).exists(),
             "mine": mine,
             "review": ReviewInput(),
             "errors": {},
@@ -99,9 +100,9 @@ def run_page(request, pk: int):
 @signed_in
 @require_POST
 def run_review(request, pk: int):
-    run = visible_run_or_404(request.user, pk)
     if not can_review(request.user):
         raise PermissionDenied("Only owners and reviewers review runs.")
+    run = get_object_or_404(reviewable_runs(request.user), pk=pk)
     review = ReviewInput.from_post(request.POST)
     data, errors = review.validate()
     back = request.POST.get("back", "")

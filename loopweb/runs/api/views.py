@@ -9,7 +9,13 @@ from rest_framework.permissions import AllowAny
 from rest_framework.response import Response
 
 from loopweb.runs import claim, services
-from loopweb.runs.access import can_repush, is_driver, visible_jobs, visible_runs
+from loopweb.runs.access import (
+    can_repush,
+    is_driver,
+    reviewable_runs,
+    visible_jobs,
+    visible_runs,
+)
 from loopweb.runs.api import serializers as s
 from loopweb.runs.api.filters import JobFilter, RunFilter
 from loopweb.runs.api.permissions import CanPush, CanReview, CatalogWrite, IsDriver, IsOwner
@@ -294,7 +300,7 @@ class RunViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.Gene
     # Routed in urls.py as POST runs/{id}/reviews (no trailing slash, as the contract spells it).
     @extend_schema(request=ReviewSerializer, responses={201: ReviewSerializer})
     def reviews(self, request, pk=None):
-        run = get_object_or_404(visible_runs(request.user), pk=pk)
+        run = get_object_or_404(reviewable_runs(request.user), pk=pk)
         body = ReviewSerializer(data=request.data)
         body.is_valid(raise_exception=True)
         d = body.validated_data
