@@ -21,6 +21,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import time
+import unicodedata
 
 from django.conf import settings
 from django.contrib.auth.forms import AuthenticationForm
@@ -77,6 +78,13 @@ def client_address(request) -> str:
     return request.META.get("REMOTE_ADDR", "")
 
 
+def signin_name(value: object) -> str:
+    """The name a sign-in counts against: normalized as Django normalizes a username before it
+    checks the password (NFKC, so full-width ``ｖｉｃｔｉｍ２`` is ``victim2``), then case-folded,
+    so no spelling of one name gets a count of its own."""
+    return unicodedata.normalize("NFKC", str(value)).strip().casefold()
+
+
 def _username(request) -> str:
     if request.content_type == "application/json":
         import json
@@ -88,7 +96,7 @@ def _username(request) -> str:
         value = body.get("username", "") if isinstance(body, dict) else ""
     else:
         value = request.POST.get("username", "")
-    return str(value).strip().lower()
+    return signin_name(value)
 
 
 def _retry_after(seconds: int, now: float) -> int:
@@ -97,7 +105,7 @@ def _retry_after(seconds: int, now: float) -> int:
 
 def record_failure(sender, credentials, request=None, **kwargs) -> None:
     """A wrong password (or an unknown user) counts against the username."""
-    username = str(credentials.get("username", "")).strip().lower()
+    username = signin_name(credentials.get("username", ""))
     if username:
         bump(counter_key("user", username), settings.LOOPWEB_SIGNIN_USER_LIMIT[1])
 

@@ -135,3 +135,37 @@ def test_any_username_a_client_sends_is_counted_without_storing_it(alice):
         assert answer.status_code in (400, 401), answer.content
     keys = list(SignInCount.objects.values_list("key", flat=True))
     assert keys and all(re.fullmatch(r"(user|addr):[0-9a-f]{40}", k) for k in keys), keys
+
+
+LOOK_ALIKES = ["ｖｉｃｔｉｍ２", "VICTIM2", "Victim2", "victim2"]
+
+
+@pytest.fixture
+def victim(db):
+    user = UserFactory(username="victim2", role="owner")
+    user.set_password("right-password")
+    user.save()
+    return user
+
+
+@pytest.mark.parametrize("path", ["/login/", "/admin/login/"])
+def test_a_look_alike_name_counts_against_the_name_it_signs_in_as(victim, path):
+    """Django reads ``ｖｉｃｔｉｍ２`` (full-width) as ``victim2`` before it checks the password:
+    the limit counts the name the same way, so no spelling of it guesses on."""
+    client = Client()
+    for i in range(3):
+        spelling = LOOK_ALIKES[i % len(LOOK_ALIKES)]
+        client.post(path, {"username": spelling, "password": "guess"}, REMOTE_ADDR=f"10.1.0.{i}")
+    for spelling in LOOK_ALIKES:
+        refused = client.post(
+            path, {"username": spelling, "password": "right-password"}, REMOTE_ADDR="10.2.0.1"
+        )
+        assert refused.status_code == 429, spelling
+    assert "_auth_user_id" not in client.session
+
+
+def test_the_token_endpoint_counts_a_look_alike_name_as_the_same_user(victim):
+    api = APIClient()
+    for i in range(3):
+        token(api, "ｖｉｃｔｉｍ２", "guess", address=f"10.3.0.{i}")
+    assert token(api, "victim2", "right-password", address="10.4.0.1").status_code == 429
