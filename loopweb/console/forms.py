@@ -15,6 +15,7 @@ from ladders.config import MAX_RUNGS
 from ladders.inputs import LadderConfigSerializer
 from loopweb.runs.errors import django_detail, flatten
 from loopweb.runs.inputs import ReviewSerializer
+from loopweb.runs.numbers import typed_integer
 
 RUNG_FIELDS = ("id", "case", "version", "variant", "engine", "runs")
 #: More rows than this in one post is not an editor talking; the serializer caps rungs at 50.
@@ -24,20 +25,21 @@ OP = re.compile(r"^(add|add-many|pick|save|remove|up|down|newest)(?:-(\d{1,3}))?
 
 def _ids(values: list[str]) -> list:
     """Checkbox values as ints; anything else is passed on for the serializer to reject."""
-    return [int(v) if v.isdigit() else v for v in values]
+    return [found if (found := typed_integer(v)) is not None else v for v in values]
 
 
-INTEGER = re.compile(r"^[+-]?[0-9]+$")
 DECIMAL = re.compile(r"^[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?$")
 
 
 def _number(raw: str):
-    """A number typed into a form, as the JSON number the API takes; anything else is passed
-    on as typed, for the serializer to refuse beside its field."""
+    """A number typed into a form, as the JSON number the API takes; anything else (an integer
+    of more digits than any field holds among it) is passed on as typed, for the serializer to
+    refuse beside its field."""
     raw = raw.strip()
-    if INTEGER.match(raw):
-        return int(raw)
-    if DECIMAL.match(raw):
+    sign, digits = (raw[0], raw[1:]) if raw[:1] in ("+", "-") else ("", raw)
+    if (value := typed_integer(digits)) is not None:
+        return -value if sign == "-" else value
+    if DECIMAL.match(raw) and len(raw) <= 40:
         return float(raw)
     return raw
 

@@ -14,6 +14,7 @@ from loopweb.console.access import signed_in, viewable_ladder
 from loopweb.console.presenters import status_label, version_of
 from loopweb.history import charts, records, selectors
 from loopweb.history.models import Action
+from loopweb.runs.numbers import typed_integer
 
 PAGE_SIZE = 20
 LINES = 10  # records on the heights-across-records chart, unless asked otherwise
@@ -102,10 +103,8 @@ def board_standing(request, pk: int):
 
 
 def _count(raw, default: int, low: int, high: int) -> int:
-    try:
-        return max(low, min(high, int(raw)))
-    except (TypeError, ValueError):
-        return default
+    value = typed_integer(raw)
+    return default if value is None else max(low, min(high, value))
 
 
 @signed_in
@@ -119,8 +118,8 @@ def history(request, pk: int):
     recent = selectors.recent(ladder, n)
     chosen = None
     raw = request.GET.get("record")
-    if raw and raw.isascii() and raw.isdigit():
-        chosen = selectors.record_of(ladder, int(raw))
+    if (record_id := typed_integer(raw, low=1)) is not None:
+        chosen = selectors.record_of(ladder, record_id)
     chosen = chosen or (recent[-1] if recent else None)
     context = {
         "ladder": ladder,

@@ -7,9 +7,7 @@ from django.db.models import QuerySet
 from ladders.models import Dispatch, Ladder
 from loopweb.history import compare, records
 from loopweb.history.models import Activity, DispatchRecord
-
-#: Ids above this are no record's (PostgreSQL's bigint).
-MAX_ID = 2**63 - 1
+from loopweb.runs.numbers import MAX_ID, typed_integer
 
 
 def records_of(ladder: Ladder) -> QuerySet[DispatchRecord]:
@@ -53,9 +51,10 @@ def side(ladder: Ladder, value: str | None, field: str) -> DispatchRecord:
         if found is None:
             raise ValidationError({field: ["This ladder has not been run: nothing is current."]})
         return found
-    if not (value.isascii() and value.isdigit()) or not 1 <= int(value) <= MAX_ID:
+    record_id = typed_integer(value, low=1)
+    if record_id is None:
         raise ValidationError({field: ["Give a record id of this ladder or 'current'."]})
-    found = record_of(ladder, int(value))
+    found = record_of(ladder, record_id)
     if found is None:
         raise ValidationError({field: [f"This ladder has no record {value}."]})
     return found

@@ -16,17 +16,13 @@ API calls use tokens; console and admin pages use a session. The objects in the 
 the owner (``on`` names which one). A method a row does not list must be refused to everyone.
 """
 
-import datetime as dt
-
 import pytest
 from django.db import transaction
-from django.test import Client, override_settings
+from django.test import Client
 from django.urls import reverse
-from django.utils import timezone
 from rest_framework.test import APIClient
 
-from loopweb.ops.models import WorkerProcess
-from tests.fuzz.world import ROLES, build_world
+from tests.fuzz.world import ROLES
 from tests.ladders.builders import PERFECT
 from tests.security.urls import METHODS, all_patterns, fill
 
@@ -292,24 +288,6 @@ def _form(body: dict) -> str:
     from urllib.parse import urlencode
 
     return urlencode(body)
-
-
-@pytest.fixture(scope="module")
-def world(django_db_setup, django_db_blocker):
-    """One deployment for the whole module; each test runs in a savepoint rolled back after it,
-    so every row of the matrix starts from the same state."""
-    fast = override_settings(PASSWORD_HASHERS=["django.contrib.auth.hashers.MD5PasswordHasher"])
-    outer = transaction.atomic()
-    outer._from_testcase = True  # as Django's TestCase marks its own: durable blocks may nest
-    with django_db_blocker.unblock(), fast, outer:
-        world = build_world()
-        # A task worker that keeps being heard from, so /readyz is ready for the whole module.
-        later = timezone.now() + dt.timedelta(days=1)
-        WorkerProcess.objects.create(
-            worker_id="matrix", host="elsewhere", pid=1, started_at=later, beat_at=later
-        )
-        yield world
-        transaction.set_rollback(True)
 
 
 PATTERNS = all_patterns()

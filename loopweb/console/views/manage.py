@@ -20,6 +20,7 @@ from loopweb.console.rule_preview import RuleInput, preview
 from loopweb.runs.errors import django_detail, leaves
 from loopweb.runs.inputs import CombinationSerializer, GroupSerializer
 from loopweb.runs.models import Combination, CombinationKind, CoverageGroup, GGConfiguration
+from loopweb.runs.numbers import typed_integer
 from signals_app.acceptance import parse_rule
 from signals_app.services import current_rule_of, set_acceptance_rule
 
@@ -112,13 +113,8 @@ def _save_group(request, group, name: str, members: list[int]):
 
 
 def _int_list(values) -> list:
-    out = []
-    for value in values:
-        try:
-            out.append(int(value))
-        except (TypeError, ValueError):
-            out.append(value)
-    return out
+    """Posted ids as ints; anything else is passed on for the serializer to refuse."""
+    return [found if (found := typed_integer(v)) is not None else v for v in values]
 
 
 @signed_in

@@ -22,14 +22,8 @@ from loopweb.console.review_queue import ORDERS, OUTCOMES, VIEWS, Choice, arrang
 from loopweb.console.runs import acceptance_of
 from loopweb.console.views.reviewing import save_review
 from loopweb.runs.models import Review
+from loopweb.runs.numbers import typed_integer
 from loopweb.runs.outcomes import RATING_ORDER
-
-
-def _int(raw) -> int | None:
-    try:
-        return int(raw)
-    except (TypeError, ValueError):
-        return None
 
 
 def _pick(entries: list[dict], *, current: int | None, after: int | None) -> int | None:
@@ -81,7 +75,7 @@ def queue(request, pk: int):
     if request.method == "POST":
         if not can_review(request.user):
             raise PermissionDenied("Only owners and reviewers review runs.")
-        current = _int(request.POST.get("run"))
+        current = typed_integer(request.POST.get("run"))
         if current not in {e["run"] for e in entries}:
             messages.info(
                 request,
@@ -101,8 +95,8 @@ def queue(request, pk: int):
                 return redirect(_queue_url(ladder, choice, run=run.pk))
             return redirect(_queue_url(ladder, choice))
     if current is None:
-        current = _int(request.GET.get("run"))
-    index = _pick(entries, current=current, after=_int(request.GET.get("after")))
+        current = typed_integer(request.GET.get("run"))
+    index = _pick(entries, current=current, after=typed_integer(request.GET.get("after")))
     context = {
         "ladder": ladder,
         "choice": choice,

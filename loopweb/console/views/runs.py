@@ -17,6 +17,7 @@ from loopweb.console.forms import ReviewInput
 from loopweb.console.runs import attempt_chain, run_cards, slot_detail
 from loopweb.console.views.reviewing import save_review
 from loopweb.runs.access import reviewable_runs
+from loopweb.runs.numbers import typed_integer
 from signals_app.selectors import run_signals, visible_run_or_404
 
 
@@ -35,11 +36,12 @@ def linked_slot(ladder, index: int, rung: str) -> dict:
 
 def open_slot(ladder, param: str) -> dict | None:
     """The slot a board's address names (``<climber index>/<rung id>``), or None."""
-    index, _, rung = param.partition("/")
-    if not index.isdigit() or not rung:
+    raw, _, rung = param.partition("/")
+    index = typed_integer(raw)
+    if index is None or not rung:
         return None
     try:
-        return linked_slot(ladder, int(index), rung)
+        return linked_slot(ladder, index, rung)
     except Http404:
         return None
 
@@ -58,16 +60,15 @@ def slot(request, pk: int, index: int, rung: str):
 
 def _breadcrumb(request) -> dict | None:
     """The ladder and slot the run page was reached from (when the reader may see it)."""
-    try:
-        ladder_id = int(request.GET.get("ladder", ""))
-    except ValueError:
+    ladder_id = typed_integer(request.GET.get("ladder"))
+    if ladder_id is None:
         return None
     ladder = ladders_for(request.user).filter(pk=ladder_id).first()
     if ladder is None:
         return None
     index, _, rung = request.GET.get("slot", "").partition("/")
     crumb = {"ladder": ladder, "slot": None}
-    if index.isdigit() and rung:
+    if typed_integer(index) is not None and rung:
         query = urlencode({"slot": f"{index}/{rung}"})
         crumb["slot"] = {"url": f"{reverse('console:board', args=[ladder.pk])}?{query}"}
     return crumb

@@ -1,6 +1,8 @@
 from rest_framework.exceptions import ValidationError
 from rest_framework.pagination import PageNumberPagination
 
+from loopweb.runs.numbers import typed_integer
+
 
 class Pagination(PageNumberPagination):
     """Pages of 50 by default. ``pageSize`` is an integer from 1 to 500: anything else is a 400
@@ -14,7 +16,8 @@ class Pagination(PageNumberPagination):
         raw = request.query_params.get(self.page_size_query_param)
         if raw is None:
             return self.page_size
-        if not (raw.isascii() and raw.isdigit()) or not 1 <= int(raw) <= self.max_page_size:
+        size = typed_integer(raw, low=1, high=self.max_page_size)
+        if size is None:
             raise ValidationError(
                 {
                     self.page_size_query_param: [
@@ -22,7 +25,7 @@ class Pagination(PageNumberPagination):
                     ]
                 }
             )
-        return int(raw)
+        return size
 
     def get_schema_operation_parameters(self, view):
         parameters = super().get_schema_operation_parameters(view)
