@@ -12,6 +12,7 @@ import datetime as dt
 import json
 import logging
 import os
+import re
 
 #: Attributes every LogRecord has; anything else on a record came from ``extra``.
 _STANDARD = set(vars(logging.LogRecord("", 0, "", 0, "", (), None))) | {"message", "asctime"}
@@ -25,8 +26,20 @@ def _time(record: logging.LogRecord) -> str:
     return dt.datetime.fromtimestamp(record.created, dt.UTC).isoformat(timespec="milliseconds")
 
 
+#: What a terminal or a log reader takes for a line break or a command: C0 and C1 controls,
+#: DEL, and the Unicode line and paragraph separators.
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+
+
+def escaped(text: str) -> str:
+    """``text`` with every control character written as its escape (``\\n``, ``\\x1b``), so a
+    value a client chose (a ladder's name) can neither start a line of its own nor move the
+    cursor of whoever reads the log."""
+    return _CONTROL.sub(lambda found: repr(found[0])[1:-1], text)
+
+
 def _one_line(text: str) -> str:
-    return " | ".join(part.strip() for part in text.strip().splitlines() if part.strip())
+    return escaped(" | ".join(part.strip() for part in text.strip().splitlines() if part.strip()))
 
 
 class TextFormatter(logging.Formatter):
@@ -34,7 +47,7 @@ class TextFormatter(logging.Formatter):
     even for an exception (its type and message; the traceback only at DEBUG level)."""
 
     def format(self, record: logging.LogRecord) -> str:
-        line = f"{_time(record)} {record.levelname} {record.name}: {record.getMessage()}"
+        line = f"{_time(record)} {record.levelname} {record.name}: {escaped(record.getMessage())}"
         fields = _extra(record)
         if fields:
             line += " " + " ".join(f"{k}={_scalar(v)}" for k, v in fields.items())
@@ -66,7 +79,7 @@ class JsonFormatter(logging.Formatter):
 
 def _scalar(value) -> str:
     text = str(value)
-    return json.dumps(text) if (" " in text or not text) else text
+    return json.dumps(text) if (" " in text or not text) else escaped(text)
 
 
 def formatter_name() -> str:

@@ -167,3 +167,28 @@ def test_a_text_line_is_one_line_even_with_an_exception():
     line = TextFormatter().format(record("it failed", exc, job=12))
     assert "\n" not in line
     assert line.endswith("WARNING loopweb.ops: it failed job=12 (ValueError: bad | thing)")
+
+
+FORGED = "x\n2026-12-03T07:00:00.000+00:00 INFO loopweb.ops: FORGED admin logged in"
+
+
+@pytest.mark.parametrize(
+    "text", [FORGED, "x\r2026 INFO forged", "x\u2028forged", "x\x1b[2Jforged", "x\x85forged"]
+)
+def test_a_text_line_escapes_control_characters_in_every_value(text):
+    """A ladder named with a line break cannot forge a line of its own in the text log."""
+    line = TextFormatter().format(record(f"Ladder {text} started", None, ladder=text))
+    assert line.splitlines() == [line]
+    assert not any(c in line for c in "\r\x1b\u2028\x85")
+    assert "\\n" in line or "\\r" in line or "\\u2028" in line or "\\x1b" in line or "\\x85" in line
+
+
+def test_a_started_dispatch_of_a_ladder_named_with_a_line_break_logs_one_line(
+    owner, logs, committed
+):
+    ladder = make_ladder(owner, versions(1), climbers(1), name=FORGED)
+    with committed():
+        services.start_dispatch(ladder=ladder)
+    assert any("FORGED" in TextFormatter().format(r) for r in logs.records)
+    text = "\n".join(TextFormatter().format(r) for r in logs.records)
+    assert "\nFORGED" not in text and "\n2026-12-03" not in text
