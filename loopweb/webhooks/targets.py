@@ -9,6 +9,7 @@ at each delivery, not just when the URL is saved.
 
 import ipaddress
 import re
+import socket
 from collections.abc import Iterable
 from dataclasses import dataclass
 
@@ -68,9 +69,15 @@ class Allowlist:
 
 
 def literal_address(host: str) -> Address | None:
+    """The address a host written as one names, in every spelling a resolver reads as an IPv4
+    address too (``2130706433``, ``0x7f000001``, ``017700000001``, ``127.1``: inet_aton's)."""
     try:
         return ipaddress.ip_address(host)
     except ValueError:
+        pass
+    try:
+        return ipaddress.IPv4Address(socket.inet_aton(host))
+    except OSError:
         return None
 
 

@@ -53,6 +53,13 @@ def test_registering_answers_the_secret_once_and_fills_in_defaults(owner_api, ow
         ({"url": "http://169.254.169.254/latest"}, "url", "host_not_allowed"),
         ({"url": "http://localhost:8000/hook"}, "url", "host_not_allowed"),
         ({"url": "http://127.0.0.2/hook"}, "url", "host_not_allowed"),
+        # The numeric spellings of 127.0.0.2 and 0.0.0.0 a resolver reads as those addresses.
+        ({"url": "http://2130706434/hook"}, "url", "host_not_allowed"),
+        ({"url": "http://0x7f000002/hook"}, "url", "host_not_allowed"),
+        ({"url": "http://017700000002/hook"}, "url", "host_not_allowed"),
+        ({"url": "http://127.2/hook"}, "url", "host_not_allowed"),
+        ({"url": "http://0/hook"}, "url", "host_not_allowed"),
+        ({"url": "http://10.1/hook"}, "url", "host_not_allowed"),
         ({"url": URL, "events": []}, "events", "min_length"),
         ({"url": URL, "events": ["dispatch.exploded"]}, "events.0", "invalid_choice"),
         ({"url": URL, "events": ["webhook.ping"]}, "events.0", "invalid_choice"),
