@@ -219,8 +219,19 @@ LOOPWEB_WEBHOOK_MAX_ATTEMPTS = int(os.environ.get("LOOPWEB_WEBHOOK_MAX_ATTEMPTS"
 LOOPWEB_WEBHOOK_RETRY_BASE = float(os.environ.get("LOOPWEB_WEBHOOK_RETRY_BASE", "30"))
 LOOPWEB_WEBHOOK_FAILING_AFTER = int(os.environ.get("LOOPWEB_WEBHOOK_FAILING_AFTER", "3"))
 LOOPWEB_WEBHOOK_KEEP_DAYS = float(os.environ.get("LOOPWEB_WEBHOOK_KEEP_DAYS", "30"))
+
+
+def _public_url(host: str, port: str) -> str:
+    """Where the server this process belongs to listens (``HOST``, ``PORT``, which ``manage.py
+    serve`` sets from its ``--bind``), as a browser on the same machine reaches it."""
+    host = "127.0.0.1" if host in ("", "0.0.0.0", "::", "[::]") else host  # noqa: S104
+    return f"http://{host}:{port}"
+
+
 # The address links in webhook payloads start with (the console as its users reach it).
-LOOPWEB_PUBLIC_URL = os.environ.get("LOOPWEB_PUBLIC_URL", "http://127.0.0.1:8000")
+LOOPWEB_PUBLIC_URL = os.environ.get("LOOPWEB_PUBLIC_URL") or _public_url(
+    os.environ.get("HOST", ""), os.environ.get("PORT", "") or "8000"
+)
 LOOPWEB_DEFAULT_RUNS_IN_FLIGHT = 20
 
 # Operations (loopweb.ops): the worker's chores, its heartbeat, answers while the database is

@@ -99,3 +99,30 @@ def test_request_sizes_are_bounded_and_passwords_hashed_slowly(probe):
     assert probe["DATA_UPLOAD_MAX_NUMBER_FIELDS"] <= 1000
     assert probe["SECRET_KEY_LENGTH"] >= 50
     assert "PBKDF2" in probe["PASSWORD_HASHER"] or "Argon2" in probe["PASSWORD_HASHER"]
+
+
+@pytest.mark.parametrize(
+    ("bind", "expected"),
+    [
+        ({}, "http://127.0.0.1:8000"),
+        ({"PORT": "9042"}, "http://127.0.0.1:9042"),
+        ({"HOST": "0.0.0.0", "PORT": "9042"}, "http://127.0.0.1:9042"),
+        ({"HOST": "console.internal", "PORT": "80"}, "http://console.internal:80"),
+        ({"PORT": "9042", "LOOPWEB_PUBLIC_URL": "https://x.example"}, "https://x.example"),
+    ],
+)
+def test_links_in_webhooks_point_where_the_server_listens_unless_told_otherwise(bind, expected):
+    read = "from django.conf import settings; print(settings.LOOPWEB_PUBLIC_URL)"
+    env = production_env(DJANGO_SETTINGS_MODULE="loopweb.settings", **bind)
+    done = run(["-c", f"import django; django.setup(); {read}"], env)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == expected
+
+
+def test_serve_tells_its_processes_where_it_listens(monkeypatch):
+    from loopweb.ops.management.commands.serve import listening_at
+
+    monkeypatch.setenv("HOST", "")
+    monkeypatch.setenv("PORT", "")
+    listening_at("0.0.0.0", "9043")
+    assert (os.environ["HOST"], os.environ["PORT"]) == ("0.0.0.0", "9043")

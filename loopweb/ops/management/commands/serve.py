@@ -60,6 +60,12 @@ class Child:
         return None if self.popen is None else self.popen.poll()
 
 
+def listening_at(host: str, port: str) -> None:
+    """Tell the processes about to start where the console listens: links in webhook payloads
+    default to it (``LOOPWEB_PUBLIC_URL``, when not set, is read from ``HOST`` and ``PORT``)."""
+    os.environ["HOST"], os.environ["PORT"] = host, port
+
+
 class Command(BaseCommand):
     help = "Run the web server (gunicorn) and the task workers together, as in production."
 
@@ -105,6 +111,7 @@ class Command(BaseCommand):
             ]  # fmt: skip
 
         host, _, port = bind.rpartition(":")
+        listening_at(host, port)
         if ingest and not ingest_bind:
             if not port.isdigit():
                 raise CommandError(f"Give --ingest-bind: {bind!r} has no port to follow.")
