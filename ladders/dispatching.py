@@ -35,7 +35,7 @@ from ladders.tasks import launch_pass
 from loopweb import tasking
 from loopweb.runs import changes
 from loopweb.runs.errors import Conflict
-from loopweb.runs.models import Combination
+from loopweb.runs.models import CancelCause, Combination
 from loopweb.runs.resolve import CatalogView, Unresolvable, combination_cell
 from loopweb.runs.services import lock_to_cancel, mark_canceled
 
@@ -173,7 +173,7 @@ def stop_dispatch(*, ladder: Ladder, cancel_running: bool = False, by: User | No
         dispatch.stopped_by = by
         dispatch.save(update_fields=["status", "ended_at", "stopped_by"])
         jobs = lock_to_cancel(evidence.stop_cancels(ladder.pk, cancel_running=cancel_running))
-        cancelled = mark_canceled(jobs)
+        cancelled = mark_canceled(jobs, cause=CancelCause.STOP)
         # The standing at the moment of the Stop is the dispatch's final one.
         [loaded] = evidence.load([dispatch])
         final = progress.freeze(

@@ -32,6 +32,7 @@ from loopweb.runs.cells import CombinationCell, cell_key
 from loopweb.runs.models import (
     IN_FLIGHT,
     NOT_STARTED,
+    CancelCause,
     Job,
     Run,
 )
@@ -221,7 +222,9 @@ def _cancel_decided(dispatch: Dispatch, loaded: evidence.Loaded, standing: Stand
                 any_decided = True
     if not any_decided:
         return 0
-    return mark_canceled(lock_to_cancel(Job.objects.filter(decided, status__in=NOT_STARTED)))
+    # Cancelled by the decision: an automatic retry among them leaves its attempt's run kept.
+    jobs = lock_to_cancel(Job.objects.filter(decided, status__in=NOT_STARTED))
+    return mark_canceled(jobs, cause=CancelCause.DECISION)
 
 
 def _publish(standing: Standing) -> int:
@@ -287,7 +290,7 @@ def _launch(
         return []
     created = enqueue(jobs)
     if not _still_running(dispatch):
-        mark_canceled(created)
+        mark_canceled(created, cause=CancelCause.STOP)
         return []
     return created
 

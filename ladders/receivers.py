@@ -12,7 +12,7 @@ from ladders.tasks import launch_pass
 from loopweb import tasking
 from loopweb.runs import changes
 from loopweb.runs.cells import combination_key_of
-from loopweb.runs.models import Outcome
+from loopweb.runs.models import CancelCause, Outcome
 from loopweb.runs.services import mark_canceled
 
 COMPLETED = Outcome.COMPLETED.value
@@ -66,8 +66,10 @@ def cancel_retry_of_stopped_dispatch(sender, retry, **kwargs) -> None:
         return
     dispatch_id, status = current
     own = retry.origin.startswith(origins.dispatch_prefix(ladder_id, dispatch_id))
-    if status != DispatchStatus.RUNNING or not own or _slot_decided_early(retry):
-        mark_canceled([retry])
+    if status != DispatchStatus.RUNNING or not own:
+        mark_canceled([retry], cause=CancelCause.STOP)
+    elif _slot_decided_early(retry):
+        mark_canceled([retry], cause=CancelCause.DECISION)  # its attempt's run is kept
 
 
 def _slot_decided_early(retry) -> bool:

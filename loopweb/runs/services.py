@@ -24,6 +24,7 @@ from loopweb.runs.models import (
     IN_FLIGHT,
     NEVER_COUNTED,
     RETRYABLE_OUTCOMES,
+    CancelCause,
     CaseKind,
     CaseVersion,
     Combination,
@@ -116,7 +117,7 @@ def cancel_job(*, job: Job) -> Job:
         job = Job.objects.select_for_update().get(pk=job.pk)
         if not job.in_flight:
             raise Conflict(f"job {job.pk} is already {job.status}")
-        mark_canceled([job])
+        mark_canceled([job], cause=CancelCause.HAND)
     return job
 
 
@@ -128,30 +129,35 @@ def lock_to_cancel(jobs: QuerySet[Job]) -> list[Job]:
     )
 
 
-def mark_canceled(jobs: list[Job], *, now: datetime | None = None) -> int:
-    """Cancel in-flight jobs the caller has locked or filtered; announces them as ended."""
+def mark_canceled(jobs: list[Job], *, cause: str, now: datetime | None = None) -> int:
+    """Cancel in-flight jobs the caller has locked or filtered, stamping why (a
+    ``CancelCause``); announces them as ended."""
     if not jobs:
         return 0
     now = now or timezone.now()
     ids = [job.pk for job in jobs]
     Job.objects.filter(pk__in=ids, status__in=IN_FLIGHT).update(
         status=JobStatus.CANCELED,
+        cancel_cause=cause,
         finished_at=now,
         updated_at=now,
         lease_expires_at=None,
     )
     for job in jobs:
         job.status = JobStatus.CANCELED
+        job.cancel_cause = cause
         job.finished_at = now
-    _count_unretried([job.pk for job in jobs if job.attempt > 1 and job.started_at is None])
+    if cause == CancelCause.DECISION:
+        _count_unretried([job.pk for job in jobs if job.attempt > 1 and job.started_at is None])
     changes.touch(job.cell_key for job in jobs)
     hooks.jobs_ended.send(sender=Job, jobs=jobs)
     return len(ids)
 
 
 def _count_unretried(retry_ids: list[int]) -> None:
-    """An attempt whose automatic retry is cancelled before it started was not retried: its run
-    counts (SPEC §3), unless its outcome never counts."""
+    """An attempt whose automatic retry its slot's early-stop decision cancels before it started
+    was not retried: its run is kept and counts (SPEC §3), unless its outcome never counts. A
+    retry cancelled any other way (by hand, by a driver, by a Stop) leaves the attempt retried."""
     if retry_ids:
         Run.objects.filter(job__retry_id__in=retry_ids, counted=False).exclude(
             outcome__in=NEVER_COUNTED
@@ -159,12 +165,13 @@ def _count_unretried(retry_ids: list[int]) -> None:
 
 
 def retried(job_id: int) -> bool:
-    """Whether the attempt was retried: it has a retry, and that retry was not cancelled before
-    it started (and then produced no run)."""
+    """Whether the attempt was retried: it has a retry, and that retry was not cancelled by an
+    early-stop decision before it started (and then produced no run)."""
     return (
         Job.objects.filter(pk=job_id, retry__isnull=False)
         .exclude(
             retry__status=JobStatus.CANCELED,
+            retry__cancel_cause=CancelCause.DECISION,
             retry__started_at__isnull=True,
             retry__run__isnull=True,
         )
@@ -379,8 +386,8 @@ def push_run(
             if not job.in_flight and job.status != JobStatus.CANCELED:
                 raise Conflict(f"job {job_id} already ended {job.status} without this run")
             if job.status == JobStatus.CANCELED and job.attempt > 1:
-                # A retry cancelled before it started ran after all: the attempt it retries was
-                # retried, and its run is left out in favour of this one.
+                # A retry an early-stop decision cancelled before it started ran after all: the
+                # attempt it retries was retried, and its run is left out in favour of this one.
                 Run.objects.filter(job__retry=job, counted=True).update(counted=False)
             run = Run(job=job, owner_id=job.owner_id, **job.cell_fields())
         else:
@@ -401,8 +408,9 @@ def push_run(
         run.save()
         if attempt is not None:
             retry = end_attempt(attempt, outcome=outcome)
-            if retry is not None and retry.status == JobStatus.CANCELED:
-                run.counted = outcome not in NEVER_COUNTED  # its retry never ran
+            if retry is not None and retry.cancel_cause == CancelCause.DECISION:
+                # Its slot was decided early: the retry never runs, and this run is kept.
+                run.counted = outcome not in NEVER_COUNTED
         changes.touch([run.cell_key])
         hooks.run_pushed.send(sender=Run, run=run, created=True, payload=payload or {})
     return run, True

@@ -10,7 +10,8 @@ from ladders.gate import Gate
 from ladders.models import DispatchClimber
 from ladders.standing import ClimberInput, Evidence, Failure, RungSnap, evaluate
 from loopweb.runs.cells import CasePin, CombinationCell, cell_key
-from loopweb.runs.models import Job, ModelEntry
+from loopweb.runs.models import Job, ModelEntry, Run
+from loopweb.runs.selectors import counted_runs
 from tests.factories import CombinationFactory, GGConfigurationFactory, gg_combination
 from tests.ladders.builders import (
     BROKEN,
@@ -255,6 +256,87 @@ def test_a_canceled_job_leaves_the_rung_launchable_so_a_run_cancelled_by_hand_is
     run_tasks()
     assert first_climber(ladder)["status"] == "running"
     assert Job.objects.get(pk=job.pk).status == "canceled"
+
+
+def test_a_hand_cancelled_automatic_retry_leaves_its_attempt_retried_and_the_rung_launched_again(
+    owner, owner_api, driver, run_tasks
+):
+    """ "A canceled job leaves the rung launchable, so a run cancelled by hand is launched
+    again." — an automatic retry too: cancelling it by hand leaves its attempt retried (SPEC §3),
+    so the attempt's run stays uncounted and the next pass launches the rung again, where the
+    catastrophic run would otherwise have failed it."""
+    ladder = start(owner, versions(2), climbers(1), retryCount=1)
+    [job] = claim_all(driver)
+    run = push(driver, job, outcome="catastrophic", record={})
+    [retry] = Job.objects.filter(attempt=2, status="queued")
+
+    response = owner_api.post(f"/api/jobs/{retry.pk}/cancel")
+    assert response.status_code == 200, response.json()
+    run_tasks()
+
+    assert Run.objects.get(pk=run.pk).counted is False
+    climber = first_climber(ladder)
+    assert (climber["status"], climber["slots"][0]["status"]) == ("running", "running")
+    [relaunched] = queued(ladder)
+    assert (relaunched.origin, relaunched.attempt) == (job.origin, 1)
+    assert relaunched.cell_key == job.cell_key
+
+
+def test_a_rung_whose_automatic_retry_was_cancelled_by_hand_is_decided_on_the_relaunched_run(
+    owner, owner_api, driver, run_tasks
+):
+    """ "...the run of an attempt the backend retried is left out in favour of its retry" — and,
+    its retry cancelled by hand, in favour of the run the dispatch launches in its place: with a
+    target of 2 and two passing runs required, a catastrophic run and a perfect one would fail
+    the rung; the relaunched perfect run passes it."""
+    ladder = start(
+        owner,
+        versions(1),
+        climbers(1),
+        retryCount=1,
+        runsPerCell=2,
+        gate={"threshold": {"count": 2}},
+    )
+    broken, whole = claim_all(driver)
+    catastrophic = push(driver, broken, outcome="catastrophic", record={})
+    perfect = push(driver, whole, record=PERFECT)
+    [retry] = Job.objects.filter(attempt=2, status="queued")
+    assert owner_api.post(f"/api/jobs/{retry.pk}/cancel").status_code == 200
+    run_tasks()
+
+    [relaunched] = claim_all(driver)
+    assert (relaunched.origin, relaunched.attempt) == (broken.origin, 1)
+    again = push(driver, relaunched, record=PERFECT)
+    run_tasks()
+
+    climber = first_climber(ladder)
+    assert (climber["status"], climber["slots"][0]["status"]) == ("completed", "passed")
+    assert counted_runs(catastrophic.cell_key, 2) == [perfect, again]
+
+
+@pytest.mark.parametrize("ending", ["fail", "push"])
+def test_an_automatic_retry_a_driver_ends_as_canceled_leaves_the_rung_launchable_like_a_hand_cancel(
+    owner, driver, run_tasks, ending
+):
+    """ "A canceled job leaves the rung launchable" — a retry its driver ends as canceled (with
+    no run, or with a canceled run) leaves its attempt retried, as a hand cancel does: the
+    attempt's run stays uncounted and the rung is launched again."""
+    ladder = start(owner, versions(2), climbers(1), retryCount=1)
+    [job] = claim_all(driver)
+    run = push(driver, job, outcome="catastrophic", record={})
+    [retry] = claim_all(driver)
+    assert retry.attempt == 2
+    if ending == "fail":
+        fail(driver, retry, "canceled")
+    else:
+        push(driver, retry, outcome="canceled", record={})
+    run_tasks()
+
+    assert Run.objects.get(pk=run.pk).counted is False
+    climber = first_climber(ladder)
+    assert (climber["status"], climber["blockedReason"]) == ("running", None)
+    [relaunched] = queued(ladder)
+    assert (relaunched.origin, relaunched.attempt) == (job.origin, 1)
 
 
 @pytest.mark.parametrize("outcome", ["timedOut", "limitExceeded", "catastrophic", "hung"])

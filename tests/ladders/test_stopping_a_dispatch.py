@@ -22,6 +22,7 @@ from tests.ladders.builders import (
     push_run_of,
     queued,
     set_status,
+    slot_statuses,
     versions,
 )
 from tests.runs.helpers import hand_job, push_body
@@ -368,12 +369,13 @@ def test_the_console_confirms_stop_and_cancel_running_first(owner, driver):
     assert Dispatch.objects.get(ladder=ladder).status == "stopped"
 
 
-def test_a_run_a_plain_stop_let_finish_is_kept_and_counts_though_it_ends_on_a_model_failure(
-    owner, driver
+def test_a_run_a_plain_stop_let_finish_is_kept_but_its_retried_attempt_counts_for_nothing(
+    owner, driver, run_tasks
 ):
-    """ "Runs already dispatched or running finish." — and are kept: a model failure's retry is
-    cancelled before it ran (a stopped dispatch launches nothing more), so its run counts, for
-    other ladders and for a new Run."""
+    """ "Runs already dispatched or running finish." — and are kept, but a model failure the
+    backend retries is a retried attempt: its retry, cancelled because the dispatch stopped
+    ("a stopped dispatch launches nothing more"), leaves it retried (SPEC §3, "Which runs
+    count"), so its run does not count and a new Run launches the rung again."""
     ladder = make_ladder(owner, versions(1), climbers(1))
     services.start_dispatch(ladder=ladder)
     [job] = queued(ladder)
@@ -384,7 +386,40 @@ def test_a_run_a_plain_stop_let_finish_is_kept_and_counts_though_it_ends_on_a_mo
 
     [retry] = Job.objects.filter(attempt=2)
     assert retry.status == "canceled"
-    assert run.counted is True
-    assert Run.objects.get(pk=run.pk).counted is True
+    assert run.counted is False
+    assert Run.objects.get(pk=run.pk).counted is False
     services.start_dispatch(ladder=ladder)
-    assert progress_of(ladder)["climbers"][0]["status"] == "failed"  # read as broken, and kept
+    run_tasks()
+    assert progress_of(ladder)["climbers"][0]["status"] == "running"
+    [relaunched] = queued(ladder)
+    assert relaunched.origin.split("/")[1] == Dispatch.objects.get(ladder=ladder).dispatch_id
+
+
+@pytest.mark.parametrize("cancel_running", [False, True])
+def test_when_a_dispatch_is_stopped_a_slot_whose_automatic_retry_it_cancels_becomes_skipped(
+    owner, owner_api, driver, cancel_running
+):
+    """ "When a dispatch is stopped, every slot that was running, blocked, or pending becomes
+    skipped." — a running slot whose attempt ended on a model failure, its automatic retry
+    queued, is running: the Stop cancels the retry, and that leaves the attempt retried (its run
+    uncounted), so the Stop decides no rung."""
+    ladder = make_ladder(owner, versions(2), climbers(1), retryCount=1)
+    services.start_dispatch(ladder=ladder)
+    [job] = queued(ladder)
+    set_status(driver, job, "running")
+    run = push_run_of(driver, job, {}, outcome="catastrophic")
+    [retry] = Job.objects.filter(attempt=2)
+    assert retry.status == "queued"
+    assert progress_of(ladder)["climbers"][0]["slots"][0]["status"] == "running"
+
+    stopped = owner_api.post(
+        f"/api/ladders/{ladder.pk}/stop", {"cancelRunning": cancel_running}, format="json"
+    )
+
+    assert stopped.json() == {"cancelled": 1}
+    body = owner_api.get(f"/api/ladders/{ladder.pk}/progress").json()
+    assert slot_statuses(body) == [["skipped", "skipped"]]
+    assert body["climbers"][0]["status"] != "failed"
+    assert body["dispatch"]["slotCounts"]["failed"] == 0
+    assert body["dispatch"]["slotCounts"]["skipped"] == 2
+    assert Run.objects.get(pk=run.pk).counted is False

@@ -409,3 +409,31 @@ def test_a_kept_run_of_an_early_decided_slot_counts_when_it_ends_on_a_model_fail
     assert kept.counted is True
     assert Run.objects.get(pk=kept.pk).counted is True
     assert first_climber(ladder)["slots"][0]["tally"]["counted"] == 2
+
+
+def test_an_early_decision_that_cancels_a_queued_automatic_retry_keeps_its_attempts_run(
+    owner, driver
+):
+    """ "The launch pass that records the decision cancels the queued and pending jobs the
+    dispatch launched for the slot" — an automatic retry among them too, and then its attempt
+    was not retried: its run is kept and counts (SPEC §3's one exception; a retry cancelled any
+    other way leaves its attempt retried)."""
+    [step] = versions(1)
+    [combo] = climbers(1)
+    ladder = start(owner, [step], [combo], runsPerCell=3, retryCount=1, gate={"earlyStop": True})
+    failing_job, deciding, running = run_services.claim_jobs(driver=driver, limit=3)
+    run_services.report_status(job_id=running.pk, driver=driver, status="running")
+    kept = push(driver, failing_job, outcome="catastrophic", record={})
+    [retry] = Job.objects.filter(attempt=2, status="queued")
+    assert Run.objects.get(pk=kept.pk).counted is False
+
+    push(driver, deciding, record=PERFECT)
+    report = services.run_launch_pass(ladder_id=ladder.pk)
+
+    assert report.cancelled == 1
+    retry.refresh_from_db()
+    assert (retry.status, retry.cancel_cause) == ("canceled", "decision")
+    assert Run.objects.get(pk=kept.pk).counted is True
+    climber = first_climber(ladder)
+    assert (climber["status"], climber["slots"][0]["status"]) == ("completed", "passed")
+    assert climber["slots"][0]["tally"]["counted"] == 2

@@ -3,6 +3,7 @@
 import pytest
 
 from loopweb.runs import services
+from loopweb.runs.models import CancelCause, Job
 from loopweb.runs.selectors import counted_runs
 from tests.factories import CombinationFactory, UserFactory
 from tests.runs.helpers import PERFECT, at, claim, finish, hand_job, outside_run
@@ -120,17 +121,39 @@ def test_a_slot_reads_its_runs_in_one_query(owner, version, combination, django_
         assert len(counted_runs(run.cell_key, 3)) == 3
 
 
-def test_an_attempt_whose_automatic_retry_was_cancelled_before_it_started_counts(
+def test_an_attempt_whose_automatic_retry_was_cancelled_by_hand_stays_retried(
     owner, driver, version, combination
 ):
-    """SPEC §3: "an attempt whose automatic retry was cancelled before it started was not
-    retried: its run counts" — also on a re-push of it."""
+    """SPEC §3: "A retry cancelled any other way (by hand, by a driver, by Stop) leaves the
+    attempt retried: its run stays uncounted" — also on a re-push of it."""
+    job = hand_job(owner, version, combination, retry_count=1)
+    run = finish(driver, job, outcome="catastrophic")
+    job.refresh_from_db()
+
+    services.cancel_job(job=job.retry)
+
+    run.refresh_from_db()
+    assert run.counted is False
+    assert counted_runs(run.cell_key, 5) == []
+    run = services.repush_run(
+        run=run, outcome="catastrophic", record=PERFECT, finished_at=run.finished_at
+    )
+    assert run.counted is False
+
+
+def test_an_attempt_whose_queued_retry_an_early_stop_decision_cancelled_counts(
+    owner, driver, version, combination
+):
+    """SPEC §3: "when an early-stop decision of the slot cancels an attempt's queued automatic
+    retry, the attempt's run is kept and counts" — also on a re-push of it."""
     job = hand_job(owner, version, combination, retry_count=1)
     run = finish(driver, job, outcome="catastrophic")
     assert run.counted is False
     job.refresh_from_db()
 
-    services.cancel_job(job=job.retry)
+    services.mark_canceled(
+        services.lock_to_cancel(Job.objects.filter(pk=job.retry_id)), cause=CancelCause.DECISION
+    )
 
     run.refresh_from_db()
     assert run.counted is True
@@ -160,17 +183,20 @@ def test_an_attempt_whose_retry_was_cancelled_once_under_way_stays_retried(
     assert run.counted is False
 
 
-def test_a_retry_cancelled_before_it_started_that_still_pushes_its_run_was_a_retry_after_all(
+def test_a_retry_a_decision_cancelled_before_it_started_that_still_pushes_its_run_was_a_retry(
     owner, driver, version, combination
 ):
     """A driver that never reported its claimed retry may still run it and push its run after
-    the cancel: the attempt was retried after all, so the retry's run counts and the attempt's
-    does not ("the retried attempt's run is left out in favour of the retry's")."""
+    an early-stop decision cancelled it: the attempt was retried after all, so the retry's run
+    counts and the attempt's does not ("the retried attempt's run is left out in favour of the
+    retry's")."""
     job = hand_job(owner, version, combination, retry_count=1)
     first = finish(driver, job, outcome="catastrophic")
     job.refresh_from_db()
     retry = claim(driver, job.retry)
-    services.cancel_job(job=retry)
+    services.mark_canceled(
+        services.lock_to_cancel(Job.objects.filter(pk=retry.pk)), cause=CancelCause.DECISION
+    )
     first.refresh_from_db()
     assert first.counted is True
 

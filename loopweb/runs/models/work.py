@@ -30,6 +30,15 @@ NOT_STARTED = (JobStatus.QUEUED, JobStatus.PENDING)
 UNDER_WAY = (JobStatus.DISPATCHED, JobStatus.STARTING, JobStatus.RUNNING)
 
 
+class CancelCause(models.TextChoices):
+    """Why a job was cancelled: only a cancel by its slot's early-stop decision keeps the run of
+    the attempt it retries (SPEC §3, "Which runs count")."""
+
+    HAND = "hand"  # its owner cancelled it (POST /api/jobs/{id}/cancel)
+    STOP = "stop"  # its ladder's dispatch was stopped (or replaced) before or as it was enqueued
+    DECISION = "decision"  # its slot was decided by an early-stop decision
+
+
 class Outcome(models.TextChoices):
     COMPLETED = outcomes.COMPLETED
     CATASTROPHIC = outcomes.CATASTROPHIC
@@ -97,6 +106,8 @@ class Job(CellFields):
     )
     failure = models.CharField(max_length=32, blank=True)
     failure_detail = models.TextField(blank=True)
+    # Stamped with its status by the cancel that ends a job ``canceled``; blank otherwise.
+    cancel_cause = models.CharField(max_length=16, choices=CancelCause.choices, blank=True)
     lease_holder = models.ForeignKey(
         settings.AUTH_USER_MODEL,
         null=True,
