@@ -12,7 +12,7 @@ from django.db.models import Q
 
 from loopweb.runs.arrays import in_ids
 from loopweb.runs.models import Job, Run
-from loopweb.runs.numbers import json_integer
+from loopweb.runs.numbers import metric_integer
 
 #: Totals fields and the run record's ``metrics`` keys they add up.
 FIELDS = (
@@ -30,13 +30,13 @@ def empty() -> dict[str, int]:
 
 def reported(metrics: object) -> tuple[int, ...] | None:
     """The four numbers a run's ``metrics`` reports (0 for one it leaves out), or None when it
-    reports none of them. A number is a non-negative integer (``3.0`` is 3)."""
+    reports none of them. A number is an integer from 0 to ``METRIC_MAX`` (``3.0`` is 3); a
+    push is refused one outside that, so only a row written before that rule holds one."""
     if not isinstance(metrics, Mapping):
         return None
     values = []
     for _, key in FIELDS:
-        value = json_integer(metrics.get(key))
-        values.append(value if value is not None and value >= 0 else None)
+        values.append(metric_integer(metrics.get(key)))
     if all(v is None for v in values):
         return None
     return tuple(v or 0 for v in values)

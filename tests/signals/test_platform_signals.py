@@ -5,6 +5,7 @@ import pytest
 
 from ladders.services import start_dispatch
 from loopweb.runs.models import Review, Run
+from loopweb.runs.numbers import RUNTIME_MAX
 from signals_app.models import Signal
 from tests.ladders.builders import make_ladder
 from tests.signals.conftest import assert_400, signal, signals_url
@@ -64,8 +65,9 @@ def test_a_repush_appends_runtime_s_only_when_it_changed(push, claimed_job):
 
 
 def test_an_unchanged_huge_runtime_is_not_appended_again(push, claimed_job):
-    run_id = push(claimed_job, record=runtime(1e300)).json()["id"]
-    push(claimed_job, record=runtime(1e300), method="put", run_id=run_id)
+    huge = RUNTIME_MAX - 0.123456789  # the largest a push takes, with digits a float rounds
+    run_id = push(claimed_job, record=runtime(huge)).json()["id"]
+    push(claimed_job, record=runtime(huge), method="put", run_id=run_id)
     assert len(runtimes(run_id)) == 1
 
 

@@ -17,6 +17,7 @@ from loopweb.runs.models import (
     Outcome,
 )
 from loopweb.runs.models.catalog import PIN_PART
+from loopweb.runs.numbers import METRIC_COUNTS, METRIC_MAX, RUNTIME_MAX, metric_problems
 
 RECORD = {
     **STORABLE_OBJECT,
@@ -28,7 +29,17 @@ RECORD = {
                 {"not": {"type": "object"}},
                 {
                     **STORABLE_OBJECT,
-                    "properties": {"runtime_s": {"type": ["number", "null"]}},
+                    "properties": {
+                        "runtime_s": {
+                            "type": ["number", "null"],
+                            "minimum": 0,
+                            "maximum": RUNTIME_MAX,
+                        },
+                        **{
+                            key: {"type": ["integer", "null"], "minimum": 0, "maximum": METRIC_MAX}
+                            for key in METRIC_COUNTS
+                        },
+                    },
                 },
             ]
         }
@@ -250,6 +261,12 @@ class RunPushSerializer(serializers.Serializer):
     # Read by the apps that subscribe to pushes (signals_app states their formats).
     signals = f.json_field(STORABLE, required=False)
     acceptance_rule = f.json_field(STORABLE, required=False, allow_null=True)
+
+    def validate_record(self, value):
+        problems = metric_problems(value)
+        if problems:
+            raise serializers.ValidationError(problems)
+        return value
 
     def validate(self, attrs):
         if attrs.get("job") is None and not self.context.get("repush"):
