@@ -30,7 +30,7 @@ from ladders.models import (
 from ladders.passes import hold_cells, launch_pass_now
 from ladders.progress import standing_of
 from ladders.standing import ClimberStanding, Standing
-from ladders.statuses import BLOCKED, RETRYABLE_REASONS, RUNNING
+from ladders.statuses import BLOCKED, FAILED, RETRYABLE_REASONS, RUNNING, UNLAUNCHABLE, UNRATED
 from ladders.tasks import launch_pass
 from loopweb import tasking
 from loopweb.runs import changes
@@ -201,12 +201,10 @@ def retry_climber(
         for row, climber in zip(loaded.climbers, standing.climbers, strict=True):
             if row.combination_key != combination_key:
                 continue
-            if not _retryable(climber, standing, dispatch.snapshot["runsInFlightLimit"]):
+            refusal = _refusal(row, climber, loaded)
+            if refusal:
                 raise Conflict(
-                    "Only a climber blocked as failing or unlaunchable can be retried; "
-                    f"this one is {climber.status}"
-                    + (f" ({climber.blocked_reason})" if climber.blocked_reason else "")
-                    + "."
+                    f"Only a climber blocked as failing or unlaunchable can be retried: {refusal}."
                 )
             row.retried_at = timezone.now()
             row.save(update_fields=["retried_at"])
@@ -230,7 +228,7 @@ def retry_blocked(*, ladder: Ladder, run_pass: bool = True, by: User | None = No
         rows = [
             row
             for row, climber in zip(loaded.climbers, standing.climbers, strict=True)
-            if climber.status == BLOCKED and climber.blocked_reason in RETRYABLE_REASONS
+            if not _refusal(row, climber, loaded)
         ]
         if not rows:
             raise Conflict("No climber is blocked as failing or unlaunchable.")
@@ -256,16 +254,29 @@ def _running_standing(ladder: Ladder) -> tuple[Dispatch, evidence.Loaded, Standi
     return dispatch, loaded, standing_of(loaded, running=True)
 
 
-def _retryable(climber: ClimberStanding, standing: Standing, limit: int) -> bool:
+def _refusal(row: DispatchClimber, climber: ClimberStanding, loaded: evidence.Loaded) -> str:
+    """Why the climber cannot be retried ("" when it can), judged on where it stands now: its
+    standing computed from the evidence read under the dispatch lock. The block a pass last
+    recorded is read only to know a fixed unlaunchable climber no pass has launched yet."""
+    key = climber.combination_key
     if climber.status == BLOCKED:
-        return climber.blocked_reason in RETRYABLE_REASONS
-    # Fixing an unlaunchable climber's configuration or catalog entry makes it read running at
-    # once, yet nothing launches it until a pass runs: its Retry is that pass. Only such a
-    # climber reads running with runs missing, none in flight and room under the limit.
-    return (
+        if climber.blocked_reason in RETRYABLE_REASONS:
+            return ""
+        if climber.blocked_reason == UNRATED:
+            return f"climber {key} is blocked as unrated: re-push its runs or Stop"
+        return f"climber {key} is blocked as {climber.blocked_reason}"
+    if (
         climber.status == RUNNING
+        and row.blocked == UNLAUNCHABLE
         and climber.missing > 0
         and climber.tally is not None
         and climber.tally.in_flight == 0
-        and standing.launched_in_flight < limit
-    )
+    ):
+        # Unlaunchable is read live: fixing the climber's configuration or catalog entry makes it
+        # read running at once, and until a pass has launched its rung (the pass the catalog
+        # change enqueued, or this Retry's) it is still the climber the dispatch found blocked.
+        return ""
+    if climber.status == FAILED:
+        position = next(i for i, r in enumerate(loaded.rungs, 1) if r.id == climber.current_rung)
+        return f"climber {key} failed at rung {position}, not blocked"
+    return f"climber {key} is {climber.status}, not blocked"

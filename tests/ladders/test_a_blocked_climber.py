@@ -12,6 +12,7 @@ from ladders.standing import ClimberInput, Evidence, Failure, RungSnap, evaluate
 from loopweb.runs.cells import CasePin, CombinationCell, cell_key
 from loopweb.runs.models import Job, ModelEntry, Run
 from loopweb.runs.selectors import counted_runs
+from tests.console.helpers import Browser, text_of
 from tests.factories import CombinationFactory, GGConfigurationFactory, gg_combination
 from tests.ladders.builders import (
     BROKEN,
@@ -496,12 +497,30 @@ def test_retry_resumes_an_unlaunchable_gg_climber_once_its_configuration_is_fixe
     assert job.cell_key.endswith(f"::gg:{configuration.pk}|gg|thinker|acme|thinker")
 
 
-@pytest.mark.parametrize("state", ["running", "failed", "completed", "unrated"])
+REFUSALS = {
+    "running": "climber aider|m1|acme is running, not blocked",
+    "cancelled": "climber aider|m1|acme is running, not blocked",
+    "failed": "climber aider|m1|acme failed at rung 1, not blocked",
+    "completed": "climber aider|m1|acme is completed, not blocked",
+    "unrated": "climber aider|m1|acme is blocked as unrated: re-push its runs or Stop",
+}
+STANDS = {
+    "running": ("running", None),
+    "cancelled": ("running", None),
+    "failed": ("failed", None),
+    "completed": ("completed", None),
+    "unrated": ("blocked", "unrated"),
+}
+
+
+@pytest.mark.parametrize("state", list(REFUSALS))
 def test_retry_refuses_a_climber_not_blocked_as_failing_or_unlaunchable(
     owner, owner_api, driver, run_tasks, state
 ):
     """ "POST /ladders/{id}/climbers/retry retries a climber blocked as failing or unlaunchable"
-    — and no other: the request is a 409 and nothing is recorded."""
+    — and no other: the request is a 409 saying why, and nothing is recorded. A climber whose
+    job was just cancelled by hand is running (its rung launchable), not blocked, even before
+    the pass that relaunches it has run."""
     if state == "unrated":
         versions(1)
         rungs = [
@@ -509,13 +528,39 @@ def test_retry_refuses_a_climber_not_blocked_as_failing_or_unlaunchable(
         ]
         ladder = start(owner, [], climbers(1), rungs=rungs)
     else:
-        ladder = start(owner, versions(1), climbers(1))
-    if state != "running":
-        work(driver, run_tasks, BROKEN if state == "failed" else PERFECT)
+        # A second climber keeps the dispatch running while the first is decided.
+        ladder = start(owner, versions(1), climbers(2))
+    first_job = ladder_jobs(ladder)[0] if state != "unrated" else None
+    if state == "cancelled":
+        assert owner_api.post(f"/api/jobs/{first_job.pk}/cancel").status_code == 200
+    elif state in ("failed", "completed"):
+        claim_all(driver)
+        push(driver, first_job, record=BROKEN if state == "failed" else PERFECT)
+        run_tasks()
+    elif state == "unrated":
+        work(driver, run_tasks, PERFECT)
     climber = first_climber(ladder)
-    assert (climber["blockedReason"] or climber["status"]) == state
+    assert (climber["status"], climber["blockedReason"]) == STANDS[state]
     response = retry(owner_api, ladder, climber["key"])
     assert response.status_code == 409, response.json()
+    assert REFUSALS[state] in response.json()["detail"]
+    assert not DispatchClimber.objects.filter(
+        dispatch__ladder=ladder, retried_at__isnull=False
+    ).exists()
+    if state == "cancelled":
+        assert len(queued(ladder)) == 1  # the other climber's: nothing relaunched by the Retry
+
+
+def test_the_consoles_retry_of_a_climber_that_is_not_blocked_says_why(owner, run_tasks):
+    """The console's Retry button answers a climber that is not blocked with the reason, on the
+    board, and records nothing."""
+    ladder = start(owner, versions(1), climbers(1))
+    browser = Browser(owner)
+    response = browser.submit(
+        f"/ladders/{ladder.pk}/retry", {"climber": "aider|m1|acme"}, follow=True
+    )
+    assert response.status_code == 200
+    assert "climber aider|m1|acme is running, not blocked" in text_of(response)
     assert DispatchClimber.objects.get(dispatch__ladder=ladder).retried_at is None
 
 
