@@ -44,6 +44,7 @@ from loopweb import telemetry
 from loopweb.runs import changes, jsonbytes
 from loopweb.runs.api.renderers import DRF_DEFAULT
 from loopweb.runs.models import UNDER_WAY, Change, ChangeHorizon, Job
+from loopweb.runs.numbers import typed_integer
 
 #: A board nobody has read for this long is dropped when another is stored.
 UNREAD_FOR = 60.0
@@ -269,11 +270,18 @@ def _parse(version: str | None) -> tuple[str, int] | None:
     """(snapshot token, jobs under way) of a version a client gave back, or None."""
     try:
         token, under_way, _ = (version or "").strip().strip('"').split(".")
-        if changes.floor_of(token) is None:
-            return None
-        return token, int(under_way)
     except ValueError:
         return None
+    jobs = typed_integer(under_way)
+    if jobs is None or changes.floor_of(token) is None:
+        return None
+    return token, jobs
+
+
+def readable(version: str) -> bool:
+    """Whether ``version`` is written as the versions this server answers are (followable or
+    not: a version too old to follow is still one)."""
+    return _parse(version) is not None
 
 
 def _followable(look: Look, token: str, board: Board | None = None) -> bool:

@@ -11,7 +11,7 @@ from drf_spectacular.utils import (
 )
 from rest_framework import serializers, status, viewsets
 from rest_framework.decorators import action
-from rest_framework.exceptions import NotFound, PermissionDenied
+from rest_framework.exceptions import NotFound, PermissionDenied, ValidationError
 from rest_framework.response import Response
 
 from ladders import access, selectors, services, shared_progress
@@ -232,6 +232,16 @@ class LadderViewSet(viewsets.GenericViewSet):
     )
     @action(detail=True, methods=["get"])
     def progress(self, request, pk=None):
+        if "since" in request.query_params and not shared_progress.readable(
+            request.query_params["since"]
+        ):
+            raise ValidationError(
+                {"since": ["Give a version this progress answered (its ETag), as it was sent."]}
+            )
+        if request.headers.get("If-None-Match", "").strip() == "*":
+            # Any version matches a board that exists (RFC 9110): a 304 once it is found.
+            board = shared_progress.read(self.get_object())
+            return _tagged(HttpResponse(status=304), board.version)
         # Polled by every viewer: a current version is answered 304 by one query, which also
         # tells whether this reader may see the ladder (else the read below answers 404).
         look = None  # what the client's version was checked with, for the read to go on from

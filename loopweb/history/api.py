@@ -8,6 +8,7 @@ from django.views.decorators.csrf import csrf_exempt
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework.generics import GenericAPIView
+from rest_framework.negotiation import DefaultContentNegotiation
 from rest_framework.renderers import BaseRenderer
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -41,10 +42,23 @@ def wants_csv(request) -> bool:
     return request.GET.get("format") == "csv" or "text/csv" in request.headers.get("Accept", "")
 
 
+class FormatFirst(DefaultContentNegotiation):
+    """An explicit ``?format=`` names the representation, whatever the Accept header says (a
+    client that always sends ``Accept: application/json`` still gets the CSV it asked for)."""
+
+    def select_renderer(self, request, renderers, format_suffix=None):
+        wanted = format_suffix or request.query_params.get(self.settings.URL_FORMAT_OVERRIDE)
+        for renderer in renderers if wanted else ():
+            if renderer.format == wanted:
+                return renderer, renderer.media_type
+        return super().select_renderer(request, renderers, format_suffix)
+
+
 class Exported(APIView):
     """A read answered as JSON or CSV."""
 
     renderer_classes = [JSONRenderer, CSVRenderer]
+    content_negotiation_class = FormatFirst
 
     def ladder(self):
         return get_object_or_404(ladders_for(self.request.user), pk=self.kwargs["pk"])

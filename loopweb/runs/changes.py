@@ -26,6 +26,7 @@ from django.db.models import Exists, Max, OuterRef, Q, QuerySet
 from django.utils import timezone
 
 from loopweb.runs.models import Change, ChangeHorizon
+from loopweb.runs.numbers import typed_integer
 
 CATALOG = "catalog"
 
@@ -82,10 +83,7 @@ MAX_XID = 2**63 - 1
 
 
 def _xid(text: str) -> int | None:
-    if not (text.isascii() and text.isdigit()):
-        return None
-    xid = int(text)
-    return xid if 1 <= xid <= MAX_XID else None
+    return typed_integer(text, low=1, high=MAX_XID)
 
 
 def snapshot_of(token: str) -> str | None:

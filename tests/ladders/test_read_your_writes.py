@@ -269,22 +269,18 @@ def test_since_answers_only_the_climbers_changed_since_that_version(owner, owner
         "n99999999999999999999999.0.d",  # SQLite's counter, beyond any stamp
     ],
 )
-def test_a_version_no_snapshot_could_have_is_answered_the_whole_board(owner, owner_api, version):
-    """A client's version is its own text: one naming a snapshot PostgreSQL would refuse is
-    a version that cannot be followed (the whole board, 200), never a 500."""
+def test_a_version_no_snapshot_could_have_matches_nothing_and_is_no_since(
+    owner, owner_api, version
+):
+    """A client's version is its own text: as ``If-None-Match`` one naming a snapshot
+    PostgreSQL would refuse matches nothing (the whole board, 200); as ``?since=`` it is a 400
+    naming it (``tests/security/test_careless_clients.py``); never a 500."""
     ladder = started(owner, n_climbers=2)
     held = progress(owner_api, ladder, HTTP_IF_NONE_MATCH=f'"{version}"')
     assert held.status_code == 200 and len(held.json()["climbers"]) == 2
     since = owner_api.get(f"/api/ladders/{ladder.pk}/progress?since={version}")
-    assert since.status_code == 200, since.content
-    assert since.json()["since"] is None and len(since.json()["climbers"]) == 2
-
-
-def test_since_an_unknown_version_answers_the_whole_board(owner, owner_api):
-    ladder = started(owner, n_climbers=2)
-    whole = owner_api.get(f"/api/ladders/{ladder.pk}/progress?since=nonsense").json()
-    assert whole["since"] is None
-    assert len(whole["climbers"]) == 2
+    assert since.status_code == 400, since.content
+    assert "since" in since.json()["errors"]
 
 
 def test_a_poll_that_finds_changes_looks_at_the_database_once(owner, owner_api, driver, spy_looks):

@@ -1,6 +1,6 @@
 from django.contrib.auth import authenticate
 from django.db.models import Count
-from drf_spectacular.utils import extend_schema, inline_serializer
+from drf_spectacular.utils import OpenApiResponse, extend_schema, inline_serializer
 from rest_framework import mixins, serializers, status, viewsets
 from rest_framework.decorators import action, api_view, permission_classes
 from rest_framework.exceptions import AuthenticationFailed, NotFound, PermissionDenied
@@ -36,7 +36,15 @@ from loopweb.runs.models import (
 
 @extend_schema(
     request=s.TokenRequestSerializer,
-    responses=inline_serializer("Token", {"token": serializers.CharField()}),
+    responses={
+        200: inline_serializer("Token", {"token": serializers.CharField()}),
+        400: OpenApiResponse(description="A field is missing or too long."),
+        401: OpenApiResponse(description="Unknown username or wrong password."),
+        429: OpenApiResponse(
+            description="Too many sign-in attempts from this address or for this user; "
+            "Retry-After says when to try again."
+        ),
+    },
 )
 @api_view(["POST"])
 @permission_classes([AllowAny])
