@@ -101,12 +101,15 @@ def test_a_review_by_one_of_the_ladders_reviewers_counts_and_a_strangers_does_no
     owner, owner_api, reviewer, reviewer_api, outsider_api, driver, run_tasks
 ):
     """A run "counts as reviewed once the owner or one of the ladder's reviewers reviewed it"
-    (API.md): a review by someone the ladder is not shared with leaves it queued."""
-    ladder = start(owner, versions(1), climbers(3), reviewers=[reviewer.pk])
+    (API.md): a review by someone the ladder is not shared with leaves it queued, even when
+    their own ladder reads the same run (so they may review it, SPEC §1)."""
+    steps, combos = versions(1), climbers(3)
+    ladder = start(owner, steps, combos, reviewers=[reviewer.pk])
     work(driver, run_tasks, PERFECT)
+    start(outsider_api.user, steps, combos)  # reads the same runs
     first, second, third = queue(owner_api, ladder)
     review(reviewer_api, first["run"])
-    review(outsider_api, second["run"])  # published, so anyone signed in may review it
+    review(outsider_api, second["run"])  # answered 201
     assert [e["run"] for e in queue(owner_api, ladder)] == [second["run"], third["run"]]
     assert [e["run"] for e in queue(reviewer_api, ladder)] == [second["run"], third["run"]]
 
