@@ -26,14 +26,23 @@ def baseline_candidates(proposal: Proposal) -> QuerySet[EvalsetRun]:
 
 
 def runs_since_apply(proposal: Proposal, now: datetime) -> QuerySet[EvalsetRun]:
-    """The runs journaled at or after the apply, as of ``now``: the evidence about it. A run
-    the server recorded before the proposal existed is never evidence about its apply."""
+    """The runs journaled at or after the apply, as of ``now``: the evidence about it, and what
+    an ``after_runs`` checkpoint counts. "Journaled" is what the server had recorded, so a run
+    recorded before the apply is never evidence about it, whatever ``journaled_at`` it gives
+    (a run dated ahead within the clock-skew allowance included); ``grains_since_apply`` counts
+    by the same rule."""
     return EvalsetRun.objects.filter(
         evalset_id=proposal.evalset_id,
         journaled_at__gte=proposal.applied_at,
         journaled_at__lte=now,
-        recorded_at__gte=proposal.created_at,
+        recorded_at__gte=proposal.applied_at,
     )
+
+
+def grains_since_apply(proposal: Proposal, now: datetime) -> int:
+    """The runs of any kind pushed at or after the apply, as of ``now``: what an
+    ``after_grains`` checkpoint counts. A run's ``created_at`` is when the server recorded it."""
+    return Run.objects.filter(created_at__gte=proposal.applied_at, created_at__lte=now).count()
 
 
 def visible_proposals(user) -> QuerySet[Proposal]:
@@ -93,9 +102,7 @@ def timeline(proposal: Proposal, *, now: datetime | None = None) -> list[Step]:
         runs = runs_since_apply(proposal, now).count()
         grains = 0
         if any(c.kind == verdict.AFTER_GRAINS for c in schedule):
-            grains = Run.objects.filter(
-                created_at__gte=proposal.applied_at, created_at__lte=now
-            ).count()
+            grains = grains_since_apply(proposal, now)
         progress = verdict.Progress(proposal.applied_at, now, runs, grains)
     steps = []
     for checkpoint in schedule:

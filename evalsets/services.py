@@ -31,7 +31,6 @@ from evalsets.policy import HIGH_WATER, Policy, parse_policy
 from loopweb.faults import database_lost
 from loopweb.runs.checks import Invalid
 from loopweb.runs.errors import Conflict
-from loopweb.runs.models import Run
 from loopweb.tasking import enqueue
 
 log = logging.getLogger("loopweb.evalsets")
@@ -264,7 +263,7 @@ def verify_proposal(*, proposal_id: int, now: datetime | None = None) -> list[Ou
         since = selectors.runs_since_apply(proposal, now)
         grains = 0
         if any(c.kind == verdict.AFTER_GRAINS for c in waiting):
-            grains = Run.objects.filter(created_at__gte=applied_at, created_at__lte=now).count()
+            grains = selectors.grains_since_apply(proposal, now)
         progress = verdict.Progress(applied_at, now, since.count(), grains)
         due = [c for c in waiting if verdict.is_due(c, progress)]
         if not has_baseline_run(proposal):

@@ -1,6 +1,9 @@
 """EVALSETS.md, "Edge cases the tests must cover": one test each, through the gate service."""
 
+import datetime as dt
+
 import pytest
+from django.utils import timezone
 
 from evalsets.models import AdvisoryFlag, EvalsetRun, OutcomeResult, RevertDraft
 from evalsets.selectors import skip_reason, timeline, visible_proposals
@@ -424,3 +427,27 @@ def test_cost_per_pass_as_the_field_with_no_pass_writes_nothing(owner):
     )
     assert result is None
     assert not OutcomeResult.objects.filter(proposal=proposal).exists()
+
+
+def test_a_run_dated_after_the_apply_but_recorded_before_it_is_never_its_current_value(owner):
+    # Seed 003: the current value is read "from runs journaled AFTER the apply"; "journaled" is
+    # what the server had recorded, so a run recorded before the apply never becomes evidence
+    # about it, whatever journaled_at (within the clock-skew allowance) it gives.
+    evalset = make_evalset()
+    baseline = journal(evalset, t(0), passed=10)
+    now = timezone.now()
+    proposal = propose(
+        owner, evalset, created_at=now - dt.timedelta(minutes=1), checkpoints=AT_NEXT_RUN
+    )
+    forward_dated = journal_back_dated(evalset, now + dt.timedelta(minutes=4), passed=1)
+    apply(proposal, timezone.now())
+    assert forward_dated.recorded_at < proposal.applied_at < forward_dated.journaled_at
+    later = now + dt.timedelta(minutes=10)
+    assert verify(proposal, now=later) == []
+    assert [step.state for step in timeline(proposal, now=later)] == ["waiting"]
+    assert not RevertDraft.objects.exists()
+
+    current = journal(evalset, timezone.now(), passed=10)
+    (result,) = verify(proposal, now=later)
+    assert (result.baseline_run, result.current_run) == (baseline, current)
+    assert result.verdict == "held"

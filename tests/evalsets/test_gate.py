@@ -10,7 +10,7 @@ from django.db import IntegrityError, InterfaceError, connection, transaction
 from django.utils import timezone
 from django_tasks_db.models import DBTaskResult, get_date_max
 
-from evalsets import services, tasks
+from evalsets import selectors, services, tasks
 from evalsets.models import GATE_OPEN, EvalsetRun, OutcomeResult, Proposal
 from loopweb.runs import services as run_services
 from loopweb.runs.cells import CasePin
@@ -117,6 +117,27 @@ def test_a_pushed_run_is_a_grain_and_brings_grain_checkpoints_due(owner, run_tas
     push_outside_loopweb(owner)
     run_tasks()
     assert OutcomeResult.objects.get().checkpoint == {"after_grains": 2}
+
+
+def test_a_run_pushed_before_the_apply_is_no_grain_of_it(owner):
+    # An after_grains checkpoint counts by the rule after_runs counts by: what the server had
+    # recorded at or after the apply.
+    evalset = make_evalset()
+    journal(evalset, t(0), passed=10)
+    proposal = propose(
+        owner,
+        evalset,
+        created_at=timezone.now() - dt.timedelta(minutes=1),
+        checkpoints=[{"after_grains": 1}],
+    )
+    push_outside_loopweb(owner)
+    services.apply_proposal(proposal=proposal)
+    journal(evalset, timezone.now(), passed=10)
+    assert [step.state for step in selectors.timeline(proposal)] == ["waiting"]
+    assert verify(proposal) == []
+    push_outside_loopweb(owner)
+    assert [step.state for step in selectors.timeline(proposal)] == ["due"]
+    assert len(verify(proposal)) == 1
 
 
 def test_a_re_push_is_not_a_grain(owner, run_tasks):
