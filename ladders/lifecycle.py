@@ -26,6 +26,12 @@ dispatch_replaced = Signal()
 #: last seen). A climber blocked again after a Retry is announced again.
 climbers_blocked = Signal()
 
+#: Sent with ``dispatch`` and ``climbers`` (its blocked climbers, ``[(DispatchClimber,
+#: ClimberStanding)]``) by the launch pass that leaves a running dispatch reading Needs attention
+#: when the pass before it did not (none of the jobs it launched in flight, every climber
+#: completed, failed or blocked, at least one blocked): once per entry into that reading.
+dispatch_needs_attention = Signal()
+
 #: Sent with ``dispatch``, ``climber`` (the ``DispatchClimber``) and ``by`` when Retry is pressed.
 climber_retried = Signal()
 

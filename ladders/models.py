@@ -119,6 +119,10 @@ class Dispatch(models.Model):
     started_at = models.DateTimeField()
     ended_at = models.DateTimeField(null=True, blank=True)
     passes = models.PositiveIntegerField(default=0)
+    # Whether the last launch pass left the dispatch reading Needs attention: a pass that brings
+    # it there announces it once (``lifecycle.dispatch_needs_attention``). A new Run's first pass
+    # reads it as false, whatever the dispatch it replaced left here.
+    needs_attention = models.BooleanField(default=False)
     # Who pressed Run and Stop (empty for a script, or once the user is deleted).
     started_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"

@@ -90,8 +90,18 @@ def run_launch_pass(*, ladder_id: int) -> PassReport | None:
             dispatch.status = DispatchStatus.FINISHED
             dispatch.ended_at = timezone.now()
             changes.touch([changes.ladder_key(ladder_id)])
+        # The reading this pass leaves; a new Run's first pass enters it afresh.
+        had_attention = dispatch.needs_attention and dispatch.passes > 0
+        dispatch.needs_attention = standing.reads_needs_attention(in_flight)
         dispatch.passes += 1
-        dispatch.save(update_fields=["status", "ended_at", "passes"])
+        dispatch.save(update_fields=["status", "ended_at", "passes", "needs_attention"])
+        if dispatch.needs_attention and not had_attention:
+            blocked = [
+                (row, climber)
+                for row, climber in zip(loaded.climbers, standing.climbers, strict=True)
+                if climber.status == BLOCKED
+            ]
+            lifecycle.dispatch_needs_attention.send(Dispatch, dispatch=dispatch, climbers=blocked)
         if finished:
             final = progress.freeze(dispatch, standing.ended())
             lifecycle.dispatch_ended.send(

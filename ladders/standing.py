@@ -154,11 +154,15 @@ class Standing:
         """Every climber completed or failed."""
         return all(c.status in (COMPLETED, FAILED) for c in self.climbers)
 
-    @property
-    def needs_attention(self) -> bool:
+    def reads_needs_attention(self, launched_in_flight: int | None = None) -> bool:
+        """Needs attention (seed 004): none of the jobs the dispatch launched is in flight
+        (``launched_in_flight``, by default as read), every climber is completed, failed or
+        blocked, and at least one is blocked."""
+        if launched_in_flight is None:
+            launched_in_flight = self.launched_in_flight
         return (
-            self.launched_in_flight == 0
-            and all(c.status != RUNNING for c in self.climbers)
+            launched_in_flight == 0
+            and all(c.status in (COMPLETED, FAILED, BLOCKED) for c in self.climbers)
             and any(c.status == BLOCKED for c in self.climbers)
         )
 

@@ -59,6 +59,7 @@ LIFECYCLE: dict[str, list[str]] = {
     ],
     "dispatch_replaced": ["loopweb.history.receivers.on_dispatch_replaced"],
     "climbers_blocked": ["loopweb.webhooks.receivers.climbers_blocked"],
+    "dispatch_needs_attention": ["loopweb.webhooks.receivers.dispatch_needs_attention"],
     "climber_retried": ["loopweb.history.receivers.on_climber_retried"],
     "ladder_configured": ["loopweb.history.receivers.on_ladder_configured"],
 }

@@ -22,6 +22,9 @@ class WebhooksConfig(AppConfig):
         lifecycle.climbers_blocked.connect(
             receivers.climbers_blocked, dispatch_uid="webhooks.climbers_blocked"
         )
+        lifecycle.dispatch_needs_attention.connect(
+            receivers.dispatch_needs_attention, dispatch_uid="webhooks.dispatch_needs_attention"
+        )
         post_save.connect(
             receivers.revert_draft_saved, sender=RevertDraft, dispatch_uid="webhooks.regressed"
         )

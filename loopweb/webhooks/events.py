@@ -13,7 +13,10 @@ PING = "webhook.ping"
 #: among them: a ping is sent on request to the one subscription asked, whatever it lists.
 EVENTS = {
     DISPATCH_STARTED: "A ladder's dispatch started (Run was pressed)",
-    DISPATCH_NEEDS_ATTENTION: "A running dispatch needs attention: a climber is blocked",
+    DISPATCH_NEEDS_ATTENTION: (
+        "A running dispatch came to need attention: nothing it launched is in flight and only"
+        " blocked climbers are left to wait for"
+    ),
     DISPATCH_FINISHED: "A dispatch finished: every climber reached its result",
     DISPATCH_STOPPED: "A dispatch was stopped, and how many jobs the Stop cancelled",
     CLIMBER_BLOCKED: "A climber blocked (failing, unlaunchable or unrated), one event each",

@@ -43,32 +43,42 @@ def dispatch_ended(sender, dispatch, final, by, cancel_running, cancelled, **kwa
 
 
 def climbers_blocked(sender, dispatch, climbers, **kwargs) -> None:
-    """One ``climber.blocked`` per newly blocked climber, and ``dispatch.needs_attention`` when
-    these are the dispatch's first blocked climbers (it did not need attention before)."""
+    """One ``climber.blocked`` per newly blocked climber, at the moment of the block (the
+    dispatch may still be running its other climbers)."""
     to = interested(ladder_id=dispatch.ladder_id)
-    if not _wanting(to, e.CLIMBER_BLOCKED, e.DISPATCH_NEEDS_ATTENTION):
+    if not _wanting(to, e.CLIMBER_BLOCKED):
         return
     ladder = _ladder(dispatch)
+    news = [
+        News(e.CLIMBER_BLOCKED, *payloads.climber_blocked(ladder, dispatch, c))
+        for c in _blocked_parts(dispatch, climbers)
+    ]
+    record(news, owner_id=ladder.owner_id, to=to)
+
+
+def dispatch_needs_attention(sender, dispatch, climbers, **kwargs) -> None:
+    """``dispatch.needs_attention`` when the dispatch has come to read Needs attention (nothing
+    it launched in flight, every climber completed, failed or blocked, at least one blocked),
+    listing every climber blocked then."""
+    to = interested(ladder_id=dispatch.ladder_id)
+    if not _wanting(to, e.DISPATCH_NEEDS_ATTENTION):
+        return
+    ladder = _ladder(dispatch)
+    blocked = _blocked_parts(dispatch, climbers)
+    data, text = payloads.needs_attention(ladder, dispatch, blocked, len(blocked))
+    record([News(e.DISPATCH_NEEDS_ATTENTION, data, text)], owner_id=ladder.owner_id, to=to)
+
+
+def _blocked_parts(dispatch, climbers) -> list[dict]:
+    """The payload part of each blocked climber, with its failing slot's last attempt."""
     rungs = dispatch.snapshot.get("rungs", [])
     failures = _failures(dispatch, climbers)
-    blocked = []
+    parts = []
     for row, standing in climbers:
         slot = next((s for s in standing.slots if s.status == statuses.BLOCKED), None)
         failure = failures.get((slot.rung, slot.cell_key)) if slot is not None else None
-        blocked.append(payloads.blocked_climber(row, standing, rungs, failure))
-    news = [
-        News(e.CLIMBER_BLOCKED, *payloads.climber_blocked(ladder, dispatch, c)) for c in blocked
-    ]
-    new = [row.pk for row, _ in climbers]
-    others = DispatchClimber.objects.filter(dispatch=dispatch).exclude(blocked="")
-    if _wanting(to, e.DISPATCH_NEEDS_ATTENTION) and not others.exclude(pk__in=new).exists():
-        news.append(
-            News(
-                e.DISPATCH_NEEDS_ATTENTION,
-                *payloads.needs_attention(ladder, dispatch, blocked, len(new)),
-            )
-        )
-    record(news, owner_id=ladder.owner_id, to=to)
+        parts.append(payloads.blocked_climber(row, standing, rungs, failure))
+    return parts
 
 
 def _failures(dispatch, climbers) -> dict[tuple[str, str], dict]:

@@ -7,11 +7,22 @@ from django_tasks_db.models import DBTaskResult
 
 from ladders import services as ladder_services
 from ladders.models import DispatchClimber
+from ladders.passes import run_launch_pass
 from loopweb.runs.models import Job
 from loopweb.webhooks.models import Delivery, Event
 from tests.evalsets.helpers import regressed_and_costlier, verify
 from tests.factories import UserFactory
-from tests.ladders.builders import claim_all, climbers, fail, make_ladder, versions, work
+from tests.ladders.builders import (
+    BROKEN,
+    claim_all,
+    climbers,
+    fail,
+    make_ladder,
+    progress_of,
+    push,
+    versions,
+    work,
+)
 from tests.webhooks.helpers import deliver_all, subscribe
 
 pytestmark = pytest.mark.django_db
@@ -118,24 +129,29 @@ def test_a_second_block_while_the_dispatch_needs_attention_is_a_climber_event_on
     owner, driver, run_tasks, receiver
 ):
     subscribe(owner, receiver.url, events=["climber.blocked", "dispatch.needs_attention"])
-    ladder = make_ladder(owner, versions(1), climbers(2), retryCount=0)
+    ladder = make_ladder(owner, versions(1), climbers(3), retryCount=0)
     ladder_services.start_dispatch(ladder=ladder, by=owner)
     run_tasks()
-    first, second = claim_all(driver)
+    first, second, third = claim_all(driver)
     fail(driver, first, "infrastructure")
-    run_tasks()
     fail(driver, second, "infrastructure")
+    run_tasks()
+    deliver_all()
+    assert progress_of(ladder)["dispatch"]["status"] == "running"  # the third is in flight
+    assert [r.event for r in receiver.requests] == ["climber.blocked", "climber.blocked"]
+    push(driver, third, record=BROKEN)
     run_tasks()
     deliver_all()
     assert [r.event for r in receiver.requests] == [
         "climber.blocked",
-        "dispatch.needs_attention",
         "climber.blocked",
+        "dispatch.needs_attention",
     ]
-    # Retry unblocks both: the dispatch no longer needs attention, so the next block does.
-    for row in DispatchClimber.objects.filter(dispatch__ladder=ladder):
-        ladder_services.retry_climber(ladder=ladder, combination_key=row.combination_key, by=owner)
+    # Retry one: the dispatch reads Running again, and its block comes back to Needs attention.
+    row = DispatchClimber.objects.filter(dispatch__ladder=ladder).exclude(blocked="").first()
+    ladder_services.retry_climber(ladder=ladder, combination_key=row.combination_key, by=owner)
     run_tasks()
+    assert progress_of(ladder)["dispatch"]["status"] == "running"
     fail(driver, claim_all(driver)[0], "infrastructure")
     run_tasks()
     deliver_all()
@@ -143,6 +159,66 @@ def test_a_second_block_while_the_dispatch_needs_attention_is_a_climber_event_on
         "climber.blocked",
         "dispatch.needs_attention",
     ]
+
+
+def test_needs_attention_is_sent_when_the_dispatch_comes_to_read_needs_attention(
+    owner, driver, run_tasks, receiver
+):
+    """Seed 004, Needs attention: a running dispatch reads it while none of the jobs it launched
+    is in flight, every climber is completed, failed or blocked, and at least one is blocked."""
+    subscribe(owner, receiver.url, events=["climber.blocked", "dispatch.needs_attention"])
+    ladder = make_ladder(owner, versions(1), climbers(2), retryCount=0)
+    ladder_services.start_dispatch(ladder=ladder, by=owner)
+    run_tasks()
+    failing, climbing = claim_all(driver)
+    fail(driver, failing, "infrastructure")
+    run_tasks()
+    deliver_all()
+    assert progress_of(ladder)["dispatch"]["status"] == "running"
+    assert [r.event for r in receiver.requests] == ["climber.blocked"]
+
+    push(driver, climbing)
+    run_tasks()
+    deliver_all()
+    assert progress_of(ladder)["dispatch"]["status"] == "needsAttention"
+    assert [r.event for r in receiver.requests] == ["climber.blocked", "dispatch.needs_attention"]
+    attention = receiver.requests[1].json["data"]
+    assert attention["blocked"] == 1
+    assert [c["reason"] for c in attention["climbers"]] == ["failing"]
+    assert attention["climbers"][0]["failure"]["failure"] == "infrastructure"
+
+
+def test_needs_attention_is_sent_once_per_entry_into_the_reading(
+    owner, driver, run_tasks, receiver
+):
+    subscribe(owner, receiver.url, events=["dispatch.needs_attention"])
+    ladder = make_ladder(owner, versions(1), climbers(1), retryCount=0)
+    ladder_services.start_dispatch(ladder=ladder, by=owner)
+    run_tasks()
+    fail(driver, claim_all(driver)[0], "infrastructure")
+    run_tasks()
+    run_launch_pass(ladder_id=ladder.pk)  # a pass that changes nothing announces nothing
+    run_launch_pass(ladder_id=ladder.pk)
+    deliver_all()
+    assert [r.event for r in receiver.requests] == ["dispatch.needs_attention"]
+
+    # It left the reading (Retry) and came back to it: sent again.
+    ladder_services.retry_blocked(ladder=ladder, by=owner)
+    run_tasks()
+    assert progress_of(ladder)["dispatch"]["status"] == "running"
+    fail(driver, claim_all(driver)[0], "infrastructure")
+    run_tasks()
+    deliver_all()
+    assert [r.event for r in receiver.requests] == ["dispatch.needs_attention"] * 2
+
+    # A new Run after a Stop starts from Running: its first entry is announced too.
+    ladder_services.stop_dispatch(ladder=ladder, by=owner)
+    ladder_services.start_dispatch(ladder=ladder, by=owner)
+    run_tasks()
+    fail(driver, claim_all(driver)[0], "infrastructure")
+    run_tasks()
+    deliver_all()
+    assert [r.event for r in receiver.requests] == ["dispatch.needs_attention"] * 3
 
 
 def test_subscriptions_hear_only_their_owners_events_and_the_types_they_list(
