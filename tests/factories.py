@@ -49,6 +49,8 @@ class CaseFactory(factory.django.DjangoModelFactory):
     slug = factory.Sequence(lambda n: f"case-{n}")
     title = factory.LazyAttribute(lambda o: o.slug.replace("-", " ").title())
     kind = "functional"
+    # Catalog entries have no creator unless a test names one: only staff may change those.
+    created_by = None
 
 
 class CaseVersionFactory(factory.django.DjangoModelFactory):
@@ -62,6 +64,7 @@ class CaseVersionFactory(factory.django.DjangoModelFactory):
     variants = factory.LazyFunction(lambda: ["default"])
     engines = factory.LazyFunction(list)
     checklist = factory.LazyFunction(lambda: [dict(i) for i in CHECKLIST])
+    created_by = None
 
 
 class ModelEntryFactory(factory.django.DjangoModelFactory):
@@ -72,6 +75,7 @@ class ModelEntryFactory(factory.django.DjangoModelFactory):
     name = factory.Sequence(lambda n: f"model-{n}")
     provider = "acme"
     launchable = True
+    created_by = None
 
 
 class CombinationFactory(factory.django.DjangoModelFactory):
@@ -85,12 +89,18 @@ class CombinationFactory(factory.django.DjangoModelFactory):
     model = factory.Sequence(lambda n: f"model-{n}")
     provider = "acme"
     key = factory.LazyAttribute(lambda o: f"{o.harness}|{o.model}|{o.provider}")
+    created_by = None
 
     @factory.post_generation
     def catalog(combination, create, extracted, **kwargs):
-        """Put the combination's model in the catalog (launchable) unless told otherwise."""
+        """Put the combination's model in the catalog (launchable, by the combination's creator)
+        unless told otherwise."""
         if create and extracted is not False and combination.kind == "harness":
-            ModelEntryFactory(name=combination.model, provider=combination.provider)
+            ModelEntryFactory(
+                name=combination.model,
+                provider=combination.provider,
+                created_by=combination.created_by,
+            )
 
 
 class GGConfigurationFactory(factory.django.DjangoModelFactory):
@@ -99,12 +109,17 @@ class GGConfigurationFactory(factory.django.DjangoModelFactory):
 
     name = factory.Sequence(lambda n: f"gg-{n}")
     roles = factory.LazyFunction(lambda: ["planner", "coder"])
+    created_by = None
 
 
-def gg_combination(configuration: GGConfiguration, bindings: dict[str, str]) -> Combination:
+def gg_combination(
+    configuration: GGConfiguration, bindings: dict[str, str], created_by=None
+) -> Combination:
     for name in bindings.values():
-        ModelEntryFactory(name=name)
-    combination = Combination(kind="gg", configuration_id=configuration.pk, bindings=bindings)
+        ModelEntryFactory(name=name, created_by=created_by)
+    combination = Combination(
+        kind="gg", configuration_id=configuration.pk, bindings=bindings, created_by=created_by
+    )
     combination.save()
     return combination
 

@@ -95,20 +95,10 @@ class CombinationSerializer(f.ModelSerializer):
             attrs["configuration_id"] = None
             attrs["bindings"] = {}
         else:
-            config_id = attrs.get("configuration_id")
-            configuration = GGConfiguration.objects.filter(pk=config_id).first()
-            if configuration is None:
-                raise serializers.ValidationError(
-                    {"configuration": [missing("Name an existing gg configuration.")]}
-                )
-            if not configuration.roles:
-                raise serializers.ValidationError(
-                    {"configuration": ["This gg configuration declares no roles."]}
-                )
             bindings = attrs.get("bindings") or {}
-            if set(bindings) != set(configuration.roles):
-                message = f"Bind exactly one model to each role: {configuration.roles}."
-                raise serializers.ValidationError({"bindings": [missing(message)]})
+            configuration = self._configuration_for(
+                GGConfiguration.objects.filter(pk=attrs.get("configuration_id")), bindings
+            )
             attrs.update(harness="", model="", provider="", bindings=bindings)
             self._check_cell_fits(configuration, bindings)
         candidate = Combination(**attrs)
@@ -124,6 +114,23 @@ class CombinationSerializer(f.ModelSerializer):
                 {"key": [taken(self._exists_message(key, existing.pk))]}
             )
         return attrs
+
+    @staticmethod
+    def _configuration_for(configurations, bindings: dict[str, str]) -> GGConfiguration:
+        """The gg configuration named, if the bindings bind each of its roles."""
+        configuration = configurations.first()
+        if configuration is None:
+            raise serializers.ValidationError(
+                {"configuration": [missing("Name an existing gg configuration.")]}
+            )
+        if not configuration.roles:
+            raise serializers.ValidationError(
+                {"configuration": ["This gg configuration declares no roles."]}
+            )
+        if set(bindings) != set(configuration.roles):
+            message = f"Bind exactly one model to each role: {configuration.roles}."
+            raise serializers.ValidationError({"bindings": [missing(message)]})
+        return configuration
 
     @staticmethod
     def _exists_message(key: str, pk: int) -> str:
@@ -151,6 +158,18 @@ class CombinationSerializer(f.ModelSerializer):
         try:
             # A savepoint: a concurrent create of the same key loses cleanly, as a 400.
             with transaction.atomic():
+                if validated_data["kind"] == CombinationKind.GG:
+                    # The configuration's row stays locked until the combination is stored:
+                    # a delete of the configuration at the same moment
+                    # (``loopweb.runs.catalog.delete_gg_configuration`` takes the same lock)
+                    # either sees this combination and refuses, or has deleted the row, and
+                    # this create is refused here.
+                    self._configuration_for(
+                        GGConfiguration.objects.select_for_update().filter(
+                            pk=validated_data["configuration_id"]
+                        ),
+                        validated_data["bindings"],
+                    )
                 return super().create(validated_data)
         except IntegrityError:
             key = Combination(**validated_data).compute_key()

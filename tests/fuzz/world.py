@@ -104,10 +104,15 @@ def build_world() -> World:
     second = CaseVersionFactory(case=CaseFactory(slug="jump-2"), version="1")
     CaseVersionFactory(case=CaseFactory(slug="classic-1"), version="0", legacy=True)
     CaseVersionFactory(case=CaseFactory(slug="frames-1", kind="performance"), version="1")
-    combination = CombinationFactory(harness="aider", model="gpt-x", provider="acme")
-    other_combination = CombinationFactory(harness="aider", model="gpt-y", provider="acme")
-    configuration = GGConfigurationFactory(name="planner+coder")
-    gg = gg_combination(configuration, {"planner": "gpt-x", "coder": "gpt-y"})
+    # The owner made the catalog: only they (and staff) change it.
+    combination = CombinationFactory(
+        harness="aider", model="gpt-x", provider="acme", created_by=owner
+    )
+    other_combination = CombinationFactory(
+        harness="aider", model="gpt-y", provider="acme", created_by=owner
+    )
+    configuration = GGConfigurationFactory(name="planner+coder", created_by=owner)
+    gg = gg_combination(configuration, {"planner": "gpt-x", "coder": "gpt-y"}, created_by=owner)
     group = CoverageGroupFactory(owner=owner, combinations=[combination, gg])
 
     ladder = _ladder(owner, [version, second], [combination, gg], reviewers=[reviewer.pk])

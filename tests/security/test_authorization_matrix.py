@@ -69,14 +69,16 @@ MATRIX = {
     "api/driver/claim":                              {"POST": "1333+"},
     "api/driver/jobs/<int:job_id>/status":           {"on": "leased_job", "POST": "1333+"},
     "api/driver/jobs/<int:job_id>/fail":             {"on": "leased_job", "POST": "1333+"},
-    # The catalog is shared: everyone signed in reads it, owners write it.
+    # The catalog is shared: everyone signed in reads it, owners add to it, and only an entry's
+    # creator (here the owner) or staff change or delete it. (Adding a version to a case is
+    # adding an entry; the gg configuration's DELETE is the owner's 409: a combination uses it.)
     "api/^cases/$":                                  {"GET": "1++++", "POST": "1++33"},
     "api/^cases/(?P<slug>[-a-zA-Z0-9_]+)/$":          {"on": "case", "GET": "1++++"},
     "api/^cases/(?P<slug>[-a-zA-Z0-9_]+)/versions/$": {"on": "case", "GET": "1++++", "POST": "1++33"},
     "api/^models/$":                                 {"GET": "1++++", "POST": "1++33"},
-    "api/^models/(?P<pk>[^/.]+)/$":                  {"on": "model", "GET": "1++++", "PATCH": "1++33"},
+    "api/^models/(?P<pk>[^/.]+)/$":                  {"on": "model", "GET": "1++++", "PATCH": "1+333"},
     "api/^gg-configurations/$":                      {"GET": "1++++", "POST": "1++33"},
-    "api/^gg-configurations/(?P<pk>[^/.]+)/$":       {"on": "gg", "GET": "1++++", "PUT": "1++33", "DELETE": "1++33"},
+    "api/^gg-configurations/(?P<pk>[^/.]+)/$":       {"on": "gg", "GET": "1++++", "PUT": "1+333", "DELETE": "1+333"},
     "api/^combinations/$":                           {"GET": "1++++", "POST": "1++33"},
     "api/^combinations/(?P<pk>[^/.]+)/$":            {"on": "combination", "GET": "1++++"},
     # Groups belong to their owner.

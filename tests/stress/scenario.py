@@ -40,7 +40,7 @@ from ladders import services as ladder_services
 from ladders.models import Dispatch, DispatchClimber, Ladder
 from loopweb.runs import services as run_services
 from loopweb.runs.errors import Conflict
-from loopweb.runs.models import IN_FLIGHT, ApiToken, Job, ModelEntry, Role, Run
+from loopweb.runs.models import IN_FLIGHT, ApiToken, CaseVersion, Job, ModelEntry, Role, Run
 from tests.factories import CaseFactory, CaseVersionFactory, CombinationFactory, UserFactory
 from tests.ladders.builders import BROKEN, PERFECT, UNLOADED, config
 from tests.stress import invariants
@@ -169,7 +169,11 @@ class Scenario:
             CaseVersionFactory(case=CaseFactory(slug=slug), version="1")
         if plan.late_version:
             CaseFactory(slug=self.slug(LATE))
-        self.combinations = [CombinationFactory(model=self.slug(f"m{i}")) for i in range(4)]
+        # Each owner made half the catalog: only they may change their entries.
+        self.combinations = [
+            CombinationFactory(model=self.slug(f"m{i}"), created_by=self.owners[i % 2])
+            for i in range(4)
+        ]
         self.model_ids = dict(
             ModelEntry.objects.filter(name__in=[c.model for c in self.combinations]).values_list(
                 "name", "pk"
@@ -709,15 +713,18 @@ class OwnerActor(Actor):
 
     def toggle_launchable(self):
         """Break or fix a climber's catalog entry: its climber reads unlaunchable, then a Retry
-        (or the next pass) launches it again."""
+        (or the next pass) launches it again. Only the entry's creator may: the other owner is
+        refused."""
         combination = self.rng.choice(self.scenario.combinations)
         url = f"/api/models/{self.scenario.model_ids[combination.model]}/"
         entry = self.expect(self.api.get(url), 200)
         if entry is None:
             return "unreadable"
         launchable = not entry["launchable"]
-        self.expect(self.api.patch(url, {"launchable": launchable}, format="json"), 200)
-        return f"{combination.model} launchable={launchable}"
+        mine = combination.created_by_id == self.owner.pk
+        response = self.api.patch(url, {"launchable": launchable}, format="json")
+        self.expect(response, 200 if mine else 403)
+        return f"{combination.model} launchable={launchable} → {response.status_code}"
 
     def ingest(self):
         if not self.scenario.plan.late_version:
@@ -734,7 +741,14 @@ class OwnerActor(Actor):
             },
             format="json",
         )
-        self.expect(response, 201, 400)
+        self.expect(response, 201, 400, 403)
+        if (
+            response.status_code == 403
+            and CaseVersion.objects.filter(
+                case__slug=self.scenario.slug(LATE), version="1", created_by=self.owner
+            ).exists()
+        ):
+            self.scenario.fail(f"{self.name}: refused to re-ingest its own version")
         return f"→ {response.status_code}"
 
 

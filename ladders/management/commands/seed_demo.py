@@ -69,12 +69,14 @@ class Command(BaseCommand):
         self.user("fleet", Role.DRIVER, password=None)
         providers = dict(MODELS)
         for name, provider in MODELS:
-            ModelEntry.objects.get_or_create(name=name, defaults={"provider": provider})
+            ModelEntry.objects.get_or_create(
+                name=name, defaults={"provider": provider, "created_by": owner}
+            )
         checklist = [{"id": i, "text": t, "critical": c} for i, t, c in CHECKLIST]
         ingested = timezone.now() - timedelta(days=3)
         rungs = []
         for number, (title, engine) in enumerate(STEPS, start=1):
-            case = self.case(f"platformer-{number}", f"Platformer {number}: {title}")
+            case = self.case(f"platformer-{number}", f"Platformer {number}: {title}", owner)
             CaseVersion.objects.get_or_create(
                 case=case,
                 version="1",
@@ -83,6 +85,7 @@ class Command(BaseCommand):
                     "variants": ["default"],
                     "engines": ["godot"],
                     "checklist": checklist,
+                    "created_by": owner,
                 },
             )
             rungs.append(
@@ -94,7 +97,7 @@ class Command(BaseCommand):
                     "runs": 2 if number == 8 else None,
                 }
             )
-        legacy = self.case("platformer-classic", "Platformer classic (legacy rating)")
+        legacy = self.case("platformer-classic", "Platformer classic (legacy rating)", owner)
         CaseVersion.objects.get_or_create(
             case=legacy,
             version="0",
@@ -103,27 +106,35 @@ class Command(BaseCommand):
                 "legacy": True,
                 "variants": ["default"],
                 "checklist": checklist,
+                "created_by": owner,
             },
         )
-        perf = self.case("frame-budget", "Frame budget under load", kind="performance")
+        perf = self.case("frame-budget", "Frame budget under load", owner, kind="performance")
         CaseVersion.objects.get_or_create(
-            case=perf, version="1", defaults={"ingested_at": ingested, "variants": ["default"]}
+            case=perf,
+            version="1",
+            defaults={"ingested_at": ingested, "variants": ["default"], "created_by": owner},
         )
         combos = []
         for harness, model in HARNESSES:
             combination = Combination.objects.filter(
                 key=f"{harness}|{model}|{providers[model]}"
             ).first() or Combination.objects.create(
-                kind="harness", harness=harness, model=model, provider=providers[model]
+                kind="harness",
+                harness=harness,
+                model=model,
+                provider=providers[model],
+                created_by=owner,
             )
             combos.append(combination)
         configuration, _ = GGConfiguration.objects.get_or_create(
-            name="gg planner+coder", defaults={"roles": ["planner", "coder"]}
+            name="gg planner+coder", defaults={"roles": ["planner", "coder"], "created_by": owner}
         )
         gg = Combination(
             kind="gg",
             configuration_id=configuration.pk,
             bindings={"planner": "orca-large", "coder": "lumen-mini"},
+            created_by=owner,
         )
         gg = Combination.objects.filter(key=gg.compute_key()).first() or (gg.save() or gg)
         combos.append(gg)
@@ -170,6 +181,8 @@ class Command(BaseCommand):
             user.account.save()
         return user
 
-    def case(self, slug, title, kind="functional"):
-        case, _ = Case.objects.get_or_create(slug=slug, defaults={"title": title, "kind": kind})
+    def case(self, slug, title, owner, kind="functional"):
+        case, _ = Case.objects.get_or_create(
+            slug=slug, defaults={"title": title, "kind": kind, "created_by": owner}
+        )
         return case

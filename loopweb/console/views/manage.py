@@ -70,7 +70,7 @@ def combinations(request):
             body.update({k: values.get(k, "") for k in ("harness", "model", "provider")})
         serializer = CombinationSerializer(data=body)
         if serializer.is_valid():
-            combination = serializer.save()
+            combination = serializer.save(created_by=request.user)
             messages.success(request, f"Combination {combination.label()} added.")
             return redirect("console:combinations")
         errors = error_map(serializer.errors)

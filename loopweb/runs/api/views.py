@@ -1,11 +1,16 @@
 from django.contrib.auth import authenticate
 from django.db.models import Count
-from drf_spectacular.utils import OpenApiResponse, extend_schema, inline_serializer
+from drf_spectacular.utils import (
+    OpenApiResponse,
+    extend_schema,
+    extend_schema_view,
+    inline_serializer,
+)
 from rest_framework import mixins, serializers, status, viewsets
 from rest_framework.decorators import action, api_view, permission_classes
 from rest_framework.exceptions import AuthenticationFailed, NotFound, PermissionDenied
 from rest_framework.generics import get_object_or_404
-from rest_framework.permissions import AllowAny
+from rest_framework.permissions import SAFE_METHODS, AllowAny
 from rest_framework.response import Response
 
 from loopweb.runs import claim, services
@@ -19,7 +24,7 @@ from loopweb.runs.access import (
 from loopweb.runs.api import serializers as s
 from loopweb.runs.api.filters import JobFilter, RunFilter
 from loopweb.runs.api.permissions import CanPush, CanReview, CatalogWrite, IsDriver, IsOwner
-from loopweb.runs.catalog import ingest_version
+from loopweb.runs.catalog import check_may_change, delete_gg_configuration, ingest_version
 from loopweb.runs.cells import CasePin
 from loopweb.runs.inputs import CombinationSerializer, GroupSerializer, ReviewSerializer
 from loopweb.runs.models import (
@@ -60,7 +65,35 @@ def obtain_token(request):
     return Response({"token": raw})
 
 
+ERROR = {"$ref": "#/components/schemas/Error"}
+NOT_CREATOR = OpenApiResponse(
+    ERROR, description="Only the entry's creator or staff may change or delete it."
+)
+IN_USE = OpenApiResponse(
+    ERROR, description="Something uses the entry; `detail` names what (e.g. a combination)."
+)
+
+
+class RecordsCreator:
+    """A catalog viewset: what it creates records the caller as its creator."""
+
+    def perform_create(self, serializer):
+        serializer.save(created_by=self.request.user)
+
+
+class CreatorChanges(RecordsCreator):
+    """A catalog viewset whose entries only their creator or staff change or delete
+    (``loopweb.runs.catalog.may_change``): anyone else is refused before the body is read."""
+
+    def get_object(self):
+        entry = super().get_object()
+        if self.request.method not in SAFE_METHODS:
+            check_may_change(self.request.user, entry)
+        return entry
+
+
 class CaseViewSet(
+    RecordsCreator,
     mixins.ListModelMixin,
     mixins.RetrieveModelMixin,
     mixins.CreateModelMixin,
@@ -84,7 +117,14 @@ class CaseViewSet(
     @extend_schema(
         methods=["POST"],
         request=s.CaseVersionSerializer,
-        responses={201: s.CaseVersionSerializer},
+        responses={
+            201: s.CaseVersionSerializer,
+            403: OpenApiResponse(
+                ERROR,
+                description="The version exists and the caller did not ingest it: only its "
+                "creator or staff may re-ingest it.",
+            ),
+        },
     )
     @action(detail=True, methods=["get", "post"], serializer_class=s.CaseVersionSerializer)
     def versions(self, request, slug=None):
@@ -94,11 +134,15 @@ class CaseViewSet(
             return self.get_paginated_response(s.CaseVersionSerializer(page, many=True).data)
         body = s.CaseVersionSerializer(data=request.data)
         body.is_valid(raise_exception=True)
-        version = ingest_version(case=case, **body.validated_data)
+        version = ingest_version(case=case, by=request.user, **body.validated_data)
         return Response(s.CaseVersionSerializer(version).data, status=status.HTTP_201_CREATED)
 
 
+@extend_schema_view(
+    partial_update=extend_schema(responses={200: s.ModelEntrySerializer, 403: NOT_CREATOR})
+)
 class ModelEntryViewSet(
+    CreatorChanges,
     mixins.ListModelMixin,
     mixins.RetrieveModelMixin,
     mixins.CreateModelMixin,
@@ -111,14 +155,22 @@ class ModelEntryViewSet(
     http_method_names = ["get", "post", "patch", "head", "options"]
 
 
-class GGConfigurationViewSet(viewsets.ModelViewSet):
+@extend_schema_view(
+    update=extend_schema(responses={200: s.GGConfigurationSerializer, 403: NOT_CREATOR}),
+    destroy=extend_schema(responses={204: None, 403: NOT_CREATOR, 409: IN_USE}),
+)
+class GGConfigurationViewSet(CreatorChanges, viewsets.ModelViewSet):
     queryset = GGConfiguration.objects.all()
     serializer_class = s.GGConfigurationSerializer
     permission_classes = [CatalogWrite]
     http_method_names = ["get", "post", "put", "delete", "head", "options"]
 
+    def perform_destroy(self, instance):
+        delete_gg_configuration(configuration=instance, by=self.request.user)
+
 
 class CombinationViewSet(
+    RecordsCreator,
     mixins.ListModelMixin,
     mixins.RetrieveModelMixin,
     mixins.CreateModelMixin,

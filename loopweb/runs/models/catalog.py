@@ -11,6 +11,19 @@ PIN_PART = RegexValidator(
 )
 
 
+def creator():
+    """Who created a catalog entry: only they or staff may change or delete it
+    (``loopweb.runs.catalog.may_change``). Null for an entry created before creators were
+    recorded, or whose creator's account was deleted: only staff may change those."""
+    return models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+    )
+
+
 class CaseKind(models.TextChoices):
     FUNCTIONAL = "functional"
     PERFORMANCE = "performance"
@@ -21,6 +34,7 @@ class Case(models.Model):
     slug = models.SlugField(max_length=100, unique=True)
     title = models.CharField(max_length=200)
     kind = models.CharField(max_length=16, choices=CaseKind.choices)
+    created_by = creator()
 
     class Meta:
         ordering = ["slug"]
@@ -37,6 +51,7 @@ class CaseVersion(models.Model):
     variants = models.JSONField(default=list)
     engines = models.JSONField(default=list)
     checklist = models.JSONField(default=list)
+    created_by = creator()
 
     class Meta:
         ordering = ["case__slug", "-ingested_at"]
@@ -59,6 +74,7 @@ class ModelEntry(models.Model):
     name = models.CharField(max_length=200, unique=True)
     provider = models.CharField(max_length=100)
     launchable = models.BooleanField(default=True)
+    created_by = creator()
 
     class Meta:
         ordering = ["name"]
@@ -72,6 +88,7 @@ class ModelEntry(models.Model):
 class GGConfiguration(models.Model):
     name = models.CharField(max_length=200)
     roles = models.JSONField(default=list)
+    created_by = creator()
 
     class Meta:
         ordering = ["name", "id"]
@@ -98,6 +115,7 @@ class Combination(models.Model):
     configuration_id = models.BigIntegerField(null=True, blank=True)
     bindings = models.JSONField(default=dict, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
+    created_by = creator()
 
     class Meta:
         ordering = ["id"]
