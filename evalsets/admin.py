@@ -1,5 +1,8 @@
-"""The admin inspects the verify gate. It creates nothing: evalsets, runs and proposals are
-written through the services (REST), so every rule applies; results come only from the gate.
+"""The admin inspects the verify gate. It creates, changes and deletes nothing the gate reads:
+evalsets, runs and proposals are written through the services (REST), so every rule applies;
+results, revert drafts and advisory flags come only from the gate. An evalset's name and a
+proposal's title stay editable (they are labels); deleting either would take the gate's
+journaled runs or results with it, so neither is deleted here.
 """
 
 from django.contrib import admin
@@ -12,19 +15,30 @@ from evalsets.models import (
     Proposal,
     RevertDraft,
 )
+from loopweb.runs.admin import ReadOnlyAdmin, ReadOnlyInline
 
 
-class ReadOnlyAdmin(admin.ModelAdmin):
-    def has_add_permission(self, request, obj=None):
+class LabelOnlyAdmin(admin.ModelAdmin):
+    """Every field of ``fields`` read-only but its label, ``label``; no add, no delete."""
+
+    label = "name"
+
+    def get_readonly_fields(self, request, obj=None):
+        return [name for name in self.fields if name != self.label]
+
+    def has_add_permission(self, request):
+        return False
+
+    def has_delete_permission(self, request, obj=None):
         return False
 
 
 @admin.register(Evalset)
-class EvalsetAdmin(ReadOnlyAdmin):
+class EvalsetAdmin(LabelOnlyAdmin):
     list_display = ["name", "hash", "pin_count", "created_by", "created_at"]
     search_fields = ["name", "hash"]
     date_hierarchy = "created_at"
-    readonly_fields = ["hash", "pins", "created_by", "created_at"]
+    fields = ["name", "hash", "pins", "created_by", "created_at"]
 
     @admin.display(description="pins")
     def pin_count(self, evalset) -> int:
@@ -38,7 +52,7 @@ class EvalsetRunAdmin(ReadOnlyAdmin):
     list_select_related = ["evalset", "journaled_by"]
     search_fields = ["evalset__name", "evalset__hash"]
     date_hierarchy = "journaled_at"
-    readonly_fields = ["evalset", "journaled_at", "recorded_at", "summary", "journaled_by"]
+    fields = ["evalset", "journaled_at", "recorded_at", "summary", "journaled_by"]
 
     @admin.display(description="passed")
     def passed(self, run):
@@ -49,10 +63,8 @@ class EvalsetRunAdmin(ReadOnlyAdmin):
         return run.summary.get("failed")
 
 
-class OutcomeResultInline(admin.TabularInline):
+class OutcomeResultInline(ReadOnlyInline):
     model = OutcomeResult
-    extra = 0
-    can_delete = False
     fields = [
         "checkpoint",
         "verdict",
@@ -62,14 +74,11 @@ class OutcomeResultInline(admin.TabularInline):
         "cost_read",
         "measured_at",
     ]
-    readonly_fields = fields
-
-    def has_add_permission(self, request, obj=None):
-        return False
 
 
 @admin.register(Proposal)
-class ProposalAdmin(ReadOnlyAdmin):
+class ProposalAdmin(LabelOnlyAdmin):
+    label = "title"
     list_display = [
         "id",
         "title",
@@ -90,7 +99,8 @@ class ProposalAdmin(ReadOnlyAdmin):
     list_select_related = ["owner", "evalset"]
     search_fields = ["title", "owner__username", "evalset__hash", "evalset__name"]
     date_hierarchy = "created_at"
-    readonly_fields = [
+    fields = [
+        "title",
         "owner",
         "authored_by",
         "applicable",
@@ -100,6 +110,8 @@ class ProposalAdmin(ReadOnlyAdmin):
         "created_at",
         "applied_at",
         "verify_complete",
+        "gate_outcome",
+        "closed_at",
     ]
     inlines = [OutcomeResultInline]
 
@@ -123,9 +135,6 @@ class OutcomeResultAdmin(ReadOnlyAdmin):
     search_fields = ["metric", "proposal__title"]
     date_hierarchy = "measured_at"
 
-    def get_readonly_fields(self, request, obj=None):
-        return [field.name for field in self.model._meta.fields]
-
 
 @admin.register(RevertDraft)
 class RevertDraftAdmin(ReadOnlyAdmin):
@@ -133,7 +142,7 @@ class RevertDraftAdmin(ReadOnlyAdmin):
     list_filter = ["severity"]
     list_select_related = ["proposal", "result"]
     search_fields = ["proposal__title", "reason"]
-    readonly_fields = ["proposal", "result", "severity", "reason", "created_at"]
+    fields = ["proposal", "result", "severity", "reason", "created_at"]
 
 
 @admin.register(AdvisoryFlag)
@@ -141,4 +150,4 @@ class AdvisoryFlagAdmin(ReadOnlyAdmin):
     list_display = ["id", "proposal", "result", "created_at"]
     list_select_related = ["proposal", "result"]
     search_fields = ["proposal__title", "reason"]
-    readonly_fields = ["proposal", "result", "reason", "created_at"]
+    fields = ["proposal", "result", "reason", "created_at"]

@@ -4,14 +4,15 @@ from django.core.exceptions import ValidationError
 from django.urls import reverse
 from django.utils.html import format_html
 
+from loopweb.runs.admin import ReadOnlyAdmin
 from signals_app import acceptance, rules, services
 from signals_app.models import AcceptanceRule, Signal
 
 
 @admin.register(Signal)
-class SignalAdmin(admin.ModelAdmin):
-    """Signals are append-only: the admin reads them. (Deleting a run still deletes its signals,
-    which is why the delete permission is left as Django decides.)"""
+class SignalAdmin(ReadOnlyAdmin):
+    """Signals are append-only (``POST /api/runs/{id}/signals``, and a review's referee
+    verdict): the admin reads them, each linked to its run, and adds, changes and deletes none."""
 
     list_display = [
         "signal_id",
@@ -29,19 +30,11 @@ class SignalAdmin(admin.ModelAdmin):
     list_select_related = ["run"]
     date_hierarchy = "observed_at"
     actions = None
-
-    def get_readonly_fields(self, request, obj=None):
-        return [*(field.name for field in Signal._meta.fields), "threshold_reading"]
+    fields = ["run", "signal_id", "kind", "name", "value", "threshold_reading"]
 
     @admin.display(description="against its threshold")
     def threshold_reading(self, signal):
         return signal.threshold_reading
-
-    def has_add_permission(self, request):
-        return False
-
-    def has_change_permission(self, request, obj=None):
-        return False
 
     @admin.display(description="run (outcome)", ordering="run")
     def run_page(self, signal):

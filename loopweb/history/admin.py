@@ -1,23 +1,14 @@
-"""Records and activity in the admin: read-only, as everywhere else."""
+"""Records and activity in the admin: read-only, as everywhere else (a record is written once,
+by the dispatch that ended; a line of activity by the press it records)."""
 
 from django.contrib import admin
 
 from loopweb.history.models import Activity, DispatchRecord
-
-
-class ReadOnly(admin.ModelAdmin):
-    def has_add_permission(self, request):
-        return False
-
-    def has_change_permission(self, request, obj=None):
-        return False
-
-    def has_delete_permission(self, request, obj=None):
-        return False
+from loopweb.runs.admin import ReadOnlyAdmin
 
 
 @admin.register(DispatchRecord)
-class DispatchRecordAdmin(ReadOnly):
+class DispatchRecordAdmin(ReadOnlyAdmin):
     list_display = [
         "dispatch_id",
         "ladder",
@@ -30,11 +21,11 @@ class DispatchRecordAdmin(ReadOnly):
     list_filter = ["status"]
     list_select_related = ["ladder"]
     search_fields = ["dispatch_id", "ladder__name"]
-    exclude = ["slots"]  # thousands of cells: read them through the API or the console
+    hidden = ["slots"]  # thousands of cells: read them through the API or the console
 
 
 @admin.register(Activity)
-class ActivityAdmin(ReadOnly):
+class ActivityAdmin(ReadOnlyAdmin):
     list_display = ["at", "ladder", "action", "by_name", "dispatch_id", "detail"]
     list_filter = ["action"]
     list_select_related = ["ladder"]

@@ -1,5 +1,19 @@
-from django.contrib import admin
+"""The run substrate in the admin. What the services own — jobs, runs, reviews and the case
+versions runs are pinned to — is read-only here (``ReadOnlyAdmin``): a write outside the services
+would skip their locks, their rules and the change stamps every board reads. What staff may do
+to them, the actions do through the same services as the console and the API."""
 
+from collections.abc import Sequence
+
+from django.contrib import admin, messages
+from django.contrib.auth import get_permission_codename
+from django.core.exceptions import ObjectDoesNotExist
+from django.db.models import Model
+from django.urls import NoReverseMatch, reverse
+from django.utils.html import format_html
+
+from loopweb.runs import services
+from loopweb.runs.errors import Conflict
 from loopweb.runs.models import (
     Account,
     ApiToken,
@@ -16,6 +30,75 @@ from loopweb.runs.models import (
 )
 
 
+class ReadOnlyAdmin(admin.ModelAdmin):
+    """Rows the services own: listed, filtered, searched and shown field by field, all read-only
+    (``fields`` first, then every other field of the model but ``hidden``, so a field added
+    later is shown too), never added, changed or deleted here."""
+
+    fields: Sequence[str] = ()
+    #: Fields left off the change page on purpose.
+    hidden: Sequence[str] = ()
+
+    def get_fields(self, request, obj=None):
+        listed = list(self.fields)
+        rest = [
+            field.name
+            for field in self.opts.concrete_fields
+            if not field.primary_key and field.name not in (*listed, *self.hidden)
+        ]
+        return [*listed, *rest]
+
+    def get_readonly_fields(self, request, obj=None):
+        return self.get_fields(request, obj)
+
+    def has_add_permission(self, request):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+    def has_delete_permission(self, request, obj=None):
+        return False
+
+
+class ReadOnlyInline(admin.TabularInline):
+    """The rows of a ``ReadOnlyAdmin``'s model shown under another row, each linked to its page."""
+
+    extra = 0
+    can_delete = False
+    show_change_link = True
+    fields: Sequence[str] = ()
+
+    def get_readonly_fields(self, request, obj=None):
+        return self.fields
+
+    def has_add_permission(self, request, obj=None):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+    def has_delete_permission(self, request, obj=None):
+        return False
+
+
+def admin_link(obj: Model | None, text: str | None = None):
+    """A link to the object's admin page, or None (shown as the admin's empty value)."""
+    if obj is None:
+        return None
+    opts = obj._meta
+    url = reverse(f"admin:{opts.app_label}_{opts.model_name}_change", args=[obj.pk])
+    return format_html('<a href="{}">{}</a>', url, text or obj)
+
+
+def related(obj: Model, name: str) -> Model | None:
+    """The object at the other end of a reverse one-to-one relation, or None."""
+    try:
+        return getattr(obj, name)
+    except ObjectDoesNotExist:
+        return None
+
+
 @admin.register(Account)
 class AccountAdmin(admin.ModelAdmin):
     list_display = ["user", "role", "runs_in_flight_limit"]
@@ -30,9 +113,9 @@ class ApiTokenAdmin(admin.ModelAdmin):
     readonly_fields = ["digest", "prefix", "created_at"]
 
 
-class CaseVersionInline(admin.TabularInline):
+class CaseVersionInline(ReadOnlyInline):
     model = CaseVersion
-    extra = 0
+    fields = ["version", "ingested_at", "legacy", "variants", "engines", "checklist"]
 
 
 @admin.register(Case)
@@ -44,10 +127,15 @@ class CaseAdmin(admin.ModelAdmin):
 
 
 @admin.register(CaseVersion)
-class CaseVersionAdmin(admin.ModelAdmin):
+class CaseVersionAdmin(ReadOnlyAdmin):
+    """Versions are ingested over the API (``POST /api/cases/{slug}/versions/``); runs are rated
+    against the checklist of the version they are pinned to."""
+
     list_display = ["case", "version", "ingested_at", "legacy"]
     list_filter = ["legacy", "case__kind"]
+    list_select_related = ["case"]
     search_fields = ["case__slug", "version"]
+    fields = ["case", "version", "ingested_at", "legacy", "variants", "engines", "checklist"]
 
 
 @admin.register(ModelEntry)
@@ -118,7 +206,10 @@ class RunOriginFilter(OriginFilter):
 
 
 @admin.register(Job)
-class JobAdmin(admin.ModelAdmin):
+class JobAdmin(ReadOnlyAdmin):
+    """Jobs change state through the driver protocol, the launch passes and a cancel; the
+    cancel action here is the API's ``POST /api/jobs/{id}/cancel``, job by job."""
+
     list_display = [
         "id",
         "status",
@@ -134,18 +225,75 @@ class JobAdmin(admin.ModelAdmin):
     list_filter = ["status", OriginFilter, "failure", "attempt"]
     list_select_related = ["owner"]
     search_fields = ["origin", "cell_key"]
-    raw_id_fields = ["retry", "combination", "owner", "lease_holder"]
     date_hierarchy = "created_at"
+    fields = [
+        "status",
+        "cancel_cause",
+        "failure",
+        "failure_detail",
+        "run",
+        "origin",
+        "owner",
+        "case",
+        "version",
+        "variant",
+        "engine",
+        "combination",
+        "combination_cell",
+        "cell_key",
+        "attempt",
+        "retry_count",
+        "retries",
+        "retry",
+        "lease_holder",
+        "lease_expires_at",
+        "created_at",
+        "updated_at",
+        "started_at",
+        "finished_at",
+    ]
+    actions = ["cancel_jobs"]
+
+    @admin.display(description="run")
+    def run(self, job):
+        return admin_link(related(job, "run"))
+
+    @admin.display(description="retry of")
+    def retries(self, job):
+        """The attempt this job is the automatic retry of."""
+        return admin_link(related(job, "retry_of"))
+
+    def has_cancel_permission(self, request) -> bool:
+        """A cancel changes a job: staff whose permissions let them change jobs, not those who
+        may only view them."""
+        codename = get_permission_codename("change", self.opts)
+        return request.user.has_perm(f"{self.opts.app_label}.{codename}")
+
+    @admin.action(description="Cancel the selected jobs", permissions=["cancel"])
+    def cancel_jobs(self, request, queryset):
+        cancelled, refused = 0, []
+        for job in queryset.order_by("pk"):
+            try:
+                services.cancel_job(job=job)  # one transaction per job, as the API's cancel
+            except Conflict as exc:
+                refused.append(exc.detail)
+            else:
+                cancelled += 1
+        self.message_user(request, f"{cancelled} job{'' if cancelled == 1 else 's'} cancelled.")
+        if refused:
+            self.message_user(request, f"Not cancelled: {'; '.join(refused)}.", messages.WARNING)
 
 
-class ReviewInline(admin.TabularInline):
+class ReviewInline(ReadOnlyInline):
     model = Review
-    extra = 0
-    raw_id_fields = ["reviewer"]
+    fields = ["reviewer", "aesthetic_rating", "verdict", "writeup", "created_at"]
 
 
 @admin.register(Run)
-class RunAdmin(admin.ModelAdmin):
+class RunAdmin(ReadOnlyAdmin):
+    """Runs are stored by pushes and re-pushes: whether one counts, its rating and its cell are
+    the services' to decide."""
+
     list_display = [
         "id",
         "cell_key",
@@ -165,12 +313,54 @@ class RunAdmin(admin.ModelAdmin):
         "reviews__aesthetic_rating",
     ]
     search_fields = ["cell_key", "commit", "merge_artifact", "job__origin"]
-    raw_id_fields = ["job", "combination", "owner", "pushed_by"]
+    fields = [
+        "page",
+        "job",
+        "outcome",
+        "validator_rating",
+        "build_loaded",
+        "counted",
+        "published",
+        "signals",
+        "case",
+        "version",
+        "variant",
+        "engine",
+        "combination",
+        "combination_cell",
+        "cell_key",
+        "owner",
+        "pushed_by",
+        "finished_at",
+        "commit",
+        "merge_artifact",
+        "record",
+        "acceptance_rule",
+        "created_at",
+        "updated_at",
+    ]
     inlines = [ReviewInline]
+
+    @admin.display(description="console")
+    def page(self, run):
+        url = reverse("console:run-page", args=[run.pk])
+        return format_html('<a href="{}">Open its page in the console</a>', url)
+
+    @admin.display(description="signals")
+    def signals(self, run):
+        try:
+            url = reverse("admin:signals_app_signal_changelist")
+        except NoReverseMatch:
+            return None
+        return format_html('<a href="{}?run__id__exact={}">Its signals</a>', url, run.pk)
 
 
 @admin.register(Review)
-class ReviewAdmin(admin.ModelAdmin):
+class ReviewAdmin(ReadOnlyAdmin):
+    """Reviews are written by the reviewers themselves, in the console or over the API."""
+
     list_display = ["run", "reviewer", "aesthetic_rating", "verdict", "created_at"]
     list_filter = ["verdict", "aesthetic_rating"]
-    raw_id_fields = ["run", "reviewer"]
+    list_select_related = ["run", "reviewer"]
+    search_fields = ["=run__id", "reviewer__username"]
+    fields = ["run", "reviewer", "aesthetic_rating", "verdict", "writeup", "created_at"]

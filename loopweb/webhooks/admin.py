@@ -1,9 +1,11 @@
-"""Webhooks in the admin: subscriptions (registered through the API's own URL rule; the secret
-is shown once, after adding), and the delivery log with a redeliver action."""
+"""Webhooks in the admin: subscriptions (registered, edited and deleted through the services,
+with the API's own URL rule; the secret is shown once, after adding), and the delivery log,
+read-only, with a redeliver action."""
 
 from django import forms
 from django.contrib import admin, messages
 
+from loopweb.runs.admin import ReadOnlyAdmin
 from loopweb.webhooks import services
 from loopweb.webhooks.events import EVENTS
 from loopweb.webhooks.models import Delivery, Subscription
@@ -74,6 +76,20 @@ class SubscriptionAdmin(admin.ModelAdmin):
             messages.WARNING,
         )
 
+    def delete_model(self, request, obj):
+        services.delete_subscription(subscription=obj)
+
+    def delete_queryset(self, request, queryset):
+        for subscription in queryset:
+            services.delete_subscription(subscription=subscription)
+
+    def get_deleted_objects(self, objs, request):
+        """A webhook's delivery log goes with it, as the API's delete takes it: deleting one
+        needs no permission to delete deliveries, which the log never deletes one by one."""
+        deleted, counts, perms_needed, protected = super().get_deleted_objects(objs, request)
+        perms_needed.discard(Delivery._meta.verbose_name)
+        return deleted, counts, perms_needed, protected
+
     @admin.action(description="Send a ping to the selected webhooks")
     def send_ping(self, request, queryset):
         for subscription in queryset:
@@ -82,7 +98,9 @@ class SubscriptionAdmin(admin.ModelAdmin):
 
 
 @admin.register(Delivery)
-class DeliveryAdmin(admin.ModelAdmin):
+class DeliveryAdmin(ReadOnlyAdmin):
+    """The delivery log: the sender writes it; a redelivery is a new attempt, not an edit."""
+
     list_display = [
         "id",
         "subscription",
@@ -99,14 +117,16 @@ class DeliveryAdmin(admin.ModelAdmin):
     search_fields = ["event__event_id", "subscription__url"]
     date_hierarchy = "created_at"
     actions = ["redeliver"]
-    readonly_fields = [
+    fields = [
         "subscription",
         "event_id_text",
         "event_type",
         "attempt",
         "manual",
         "status",
+        "created_at",
         "due_at",
+        "claimed_until",
         "delivered_at",
         "response_code",
         "duration_ms",
@@ -115,13 +135,7 @@ class DeliveryAdmin(admin.ModelAdmin):
         "will_retry",
         "payload",
     ]
-    exclude = ["event", "claimed_until"]
-
-    def has_add_permission(self, request):
-        return False
-
-    def has_change_permission(self, request, obj=None):
-        return False
+    hidden = ["event"]  # shown as its id and type
 
     @admin.display(description="type", ordering="event__type")
     def event_type(self, delivery):

@@ -127,11 +127,13 @@ def test_the_admin_cannot_add_or_change_a_signal(staff, owner_api, run):
     assert stored.name == "tests"
 
 
-def test_the_admin_can_still_delete_a_run_with_signals(staff, owner_api, run):
+def test_the_admin_deletes_neither_a_run_nor_its_signals(staff, owner_api, run):
     owner_api.post(signals_url(run), signal(id="t1"), format="json")
-    response = browser(staff).get(f"/admin/runs/run/{run.pk}/delete/")
-    assert response.status_code == 200
-    assert b"permission to delete" not in response.content
+    stored = Signal.objects.get()
+    admin = browser(staff)
+    assert admin.get(f"/admin/runs/run/{run.pk}/delete/").status_code == 403
+    assert admin.get(f"/admin/signals_app/signal/{stored.pk}/delete/").status_code == 403
+    assert Signal.objects.filter(pk=stored.pk, run=run).exists()
 
 
 def test_the_admin_checks_acceptance_rules_like_the_api(staff, owner):
