@@ -30,6 +30,7 @@ not seen: when something changed, the read and the delta go on from that one loo
 
 import gzip
 import hashlib
+import re
 import threading
 import time
 from dataclasses import dataclass, field
@@ -278,10 +279,19 @@ def _parse(version: str | None) -> tuple[str, int] | None:
     return token, jobs
 
 
+#: How a version is written (an ETag's text, quoted or not): a snapshot token (PostgreSQL's
+#: ``xmin_xmax_running`` or SQLite's ``n<counter>``), the jobs under way, a digest.
+VERSION_PATTERN = (
+    r'^"?(n[0-9]{1,18}|[0-9]{1,18}_[0-9]{1,18}_([0-9]{1,18}(-[0-9]{1,18})*)?)'
+    r'\.[0-9]{1,18}\.[0-9a-f]{1,16}"?$'
+)
+_VERSION = re.compile(VERSION_PATTERN)
+
+
 def readable(version: str) -> bool:
-    """Whether ``version`` is written as the versions this server answers are (followable or
-    not: a version too old to follow is still one)."""
-    return _parse(version) is not None
+    """Whether ``version`` is written as a version is; one PostgreSQL would refuse, or too old
+    to follow, is still one (it is answered the whole board)."""
+    return _VERSION.match(version) is not None
 
 
 def _followable(look: Look, token: str, board: Board | None = None) -> bool:

@@ -217,9 +217,9 @@ class LadderViewSet(viewsets.GenericViewSet):
         parameters=[
             OpenApiParameter(
                 "since",
-                str,
+                {"type": "string", "pattern": shared_progress.VERSION_PATTERN},
                 description="A version (an ETag) this client holds: only the climbers changed "
-                "since then are answered.",
+                "since then are answered (all of them when that version cannot be followed).",
             ),
             OpenApiParameter(
                 "If-None-Match",
@@ -236,7 +236,7 @@ class LadderViewSet(viewsets.GenericViewSet):
             request.query_params["since"]
         ):
             raise ValidationError(
-                {"since": ["Give a version this progress answered (its ETag), as it was sent."]}
+                {"since": ["Give a version this progress answered (its ETag) as it was written."]}
             )
         if request.headers.get("If-None-Match", "").strip() == "*":
             # Any version matches a board that exists (RFC 9110): a 304 once it is found.
