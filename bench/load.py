@@ -19,7 +19,6 @@ from bench.production import ProductionServer
 from bench.runner import Row
 from ladders import services, shared_progress
 from ladders.models import Ladder
-from loopweb.runs import changes
 from loopweb.runs import services as run_services
 from loopweb.runs.cells import CasePin, CombinationCell, cell_key
 from loopweb.runs.models import (
@@ -231,7 +230,6 @@ def one_push_then_read(ladder: Ladder, *, repeat: int) -> list[Row]:
         key = cell_key(pin, CombinationCell.from_json(climber.combination_cell))
         latest = Run.objects.filter(cell_key=key, counted=True).order_by("-finished_at", "-id")
         Run.objects.filter(pk__in=latest.values("pk")[:1]).update(counted=False)
-        changes.touch([key])
     console = Client()
     console.force_login(ladder.owner)
     api = Client(HTTP_AUTHORIZATION=f"Token {ApiToken.objects.issue(ladder.owner)[1]}")

@@ -6,10 +6,9 @@ class LaddersConfig(AppConfig):
     verbose_name = "Ladders"
 
     def ready(self):
-        from django.db.models.signals import m2m_changed, post_delete, post_save
+        from django.db.models.signals import post_delete, post_save
 
         from ladders import receivers
-        from ladders.models import Ladder, Rung
         from loopweb.runs import hooks
         from loopweb.runs.access import register_run_visibility
         from loopweb.runs.models import Combination, GGConfiguration, ModelEntry
@@ -25,9 +24,3 @@ class LaddersConfig(AppConfig):
         for model in (ModelEntry, GGConfiguration, Combination):
             for hook in (post_save, post_delete):
                 hook.connect(receivers.on_catalog_changed, sender=model, dispatch_uid="ladders")
-        for model in (Ladder, Rung):
-            for hook in (post_save, post_delete):
-                hook.connect(receivers.on_ladder_written, sender=model, dispatch_uid="boards")
-        m2m_changed.connect(
-            receivers.on_reviewers_changed, sender=Ladder.reviewers.through, dispatch_uid="boards"
-        )

@@ -16,7 +16,6 @@ from ladders.models import (
     Rung,
     mint_rung_id,
 )
-from loopweb.runs import changes
 from loopweb.runs.models import Combination, GroupMember
 
 
@@ -42,7 +41,6 @@ def save_ladder(
         ladder.retry_count = data["retryCount"]
         ladder.outer_axis = data["outerAxis"]
         ladder.save()
-        changes.touch([changes.ladder_key(ladder.pk)])
         _save_rungs(ladder, data["rungs"])
         LadderGroup.objects.filter(ladder=ladder).delete()
         LadderGroup.objects.bulk_create(
@@ -100,7 +98,6 @@ def _pin_of(rung: Rung | dict[str, Any]) -> tuple[str, str, str, str | None]:
 def reorder_rungs(*, ladder: Ladder, order: list[str], by: User | None = None) -> None:
     with transaction.atomic():
         ladder = Ladder.objects.select_for_update().get(pk=ladder.pk)
-        changes.touch([changes.ladder_key(ladder.pk)])
         rungs = {r.rung_id: r for r in Rung.objects.filter(ladder=ladder)}
         if len(order) != len(rungs) or set(order) != set(rungs):
             raise ValidationError(
@@ -118,7 +115,6 @@ def reorder_rungs(*, ladder: Ladder, order: list[str], by: User | None = None) -
 def delete_ladder(*, ladder: Ladder) -> None:
     """Deletes the ladder and its dispatch; the dispatch's jobs stay (they only name it)."""
     with transaction.atomic():
-        changes.touch([changes.ladder_key(ladder.pk)])
         ladder.delete()
 
 

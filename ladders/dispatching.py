@@ -33,7 +33,6 @@ from ladders.standing import ClimberStanding, Standing
 from ladders.statuses import BLOCKED, FAILED, RETRYABLE_REASONS, RUNNING, UNLAUNCHABLE, UNRATED
 from ladders.tasks import launch_pass
 from loopweb import tasking
-from loopweb.runs import changes
 from loopweb.runs.errors import Conflict
 from loopweb.runs.models import CancelCause, Combination
 from loopweb.runs.resolve import CatalogView, Unresolvable, combination_cell
@@ -54,7 +53,6 @@ def start_dispatch(*, ladder: Ladder, run_pass: bool = True, by: User | None = N
         dispatch = Dispatch.objects.select_for_update().filter(ladder=ladder).first()
         if dispatch is not None and dispatch.status == DispatchStatus.RUNNING:
             raise Conflict("A dispatch of this ladder is running; stop it before a new Run.")
-        changes.touch([changes.ladder_key(ladder.pk)])
         rungs = list(Rung.objects.filter(ladder=ladder).order_by("position"))
         specs = [
             {"case": r.case, "version": r.version, "variant": r.variant, "engine": r.engine}
@@ -167,7 +165,6 @@ def stop_dispatch(*, ladder: Ladder, cancel_running: bool = False, by: User | No
         dispatch = Dispatch.objects.select_for_update().filter(ladder=ladder).first()
         if dispatch is None or dispatch.status != DispatchStatus.RUNNING:
             raise Conflict("This ladder has no running dispatch to stop.")
-        changes.touch([changes.ladder_key(ladder.pk)])
         dispatch.status = DispatchStatus.STOPPED
         dispatch.ended_at = timezone.now()
         dispatch.stopped_by = by
@@ -249,7 +246,6 @@ def _running_standing(ladder: Ladder) -> tuple[Dispatch, evidence.Loaded, Standi
     dispatch = Dispatch.objects.select_for_update().filter(ladder=ladder).first()
     if dispatch is None or dispatch.status != DispatchStatus.RUNNING:
         raise Conflict("This ladder has no running dispatch; press Run instead.")
-    changes.touch([changes.ladder_key(ladder.pk)])
     [loaded] = evidence.load([dispatch])
     return dispatch, loaded, standing_of(loaded, running=True)
 

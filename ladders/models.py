@@ -5,6 +5,7 @@ from django.db import models
 
 from ladders import origins, statuses
 from ladders.fields import JSONText
+from loopweb.runs.capture import Captured
 
 
 def mint_rung_id() -> str:
@@ -220,3 +221,42 @@ class FinalStanding(models.Model):
 
     def __str__(self) -> str:
         return f"final standing of {self.dispatch_id}"
+
+
+_LADDER_OF_DISPATCH = (
+    "(SELECT 'ladder:' || d.ladder_id FROM ladders_dispatch AS d WHERE d.id = {r}.dispatch_id)"
+)
+
+#: What a ladder's boards read of its own tables: the configuration, who it is shared with, the
+#: dispatch and its climbers' cells and retries. A pass counting itself, a verdict it wrote down
+#: (progress computes it live first) or the block it announced changes none of it.
+CAPTURED = [
+    Captured(Ladder._meta.db_table, "'ladder:' || {r}.id"),
+    *(
+        Captured(model._meta.db_table, "'ladder:' || {r}.ladder_id")
+        for model in (Rung, LadderGroup, LadderCombination, Ladder.reviewers.through)
+    ),
+    Captured(
+        Dispatch._meta.db_table,
+        "'ladder:' || {r}.ladder_id",
+        watched=tuple(
+            f"{{r}}.{column}"
+            for column in (
+                "dispatch_id", "status", "snapshot", "started_at", "ended_at", "started_by_id",
+                "stopped_by_id",
+            )
+        ),
+    ),
+    Captured(
+        DispatchClimber._meta.db_table,
+        _LADDER_OF_DISPATCH,
+        watched=tuple(
+            f"{{r}}.{column}"
+            for column in (
+                "position", "combination_key", "combination_id", "combination_cell", "pinned_key",
+                "retried_at",
+            )
+        ),
+    ),
+    Captured(DispatchCell._meta.db_table, _LADDER_OF_DISPATCH),
+]  # fmt: skip

@@ -26,7 +26,6 @@ from ladders.progress import standing_of
 from ladders.standing import ClimberStanding, RungSnap, Standing
 from ladders.statuses import BLOCKED, RUNNING
 from ladders.tasks import requeue_interrupted
-from loopweb.runs import changes
 from loopweb.runs.arrays import in_ids
 from loopweb.runs.cells import CombinationCell, cell_key
 from loopweb.runs.models import (
@@ -89,7 +88,6 @@ def run_launch_pass(*, ladder_id: int) -> PassReport | None:
         if finished:
             dispatch.status = DispatchStatus.FINISHED
             dispatch.ended_at = timezone.now()
-            changes.touch([changes.ladder_key(ladder_id)])
         # The reading this pass leaves; a new Run's first pass enters it afresh.
         had_attention = dispatch.needs_attention and dispatch.passes > 0
         dispatch.needs_attention = standing.reads_needs_attention(in_flight)

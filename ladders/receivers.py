@@ -7,10 +7,9 @@ from django.db import connection
 from django.db.models import Q
 
 from ladders import origins
-from ladders.models import Dispatch, DispatchCell, DispatchClimber, DispatchStatus, Ladder
+from ladders.models import Dispatch, DispatchCell, DispatchClimber, DispatchStatus
 from ladders.tasks import launch_pass
 from loopweb import tasking
-from loopweb.runs import changes
 from loopweb.runs.cells import combination_key_of
 from loopweb.runs.models import CancelCause, Outcome
 from loopweb.runs.services import mark_canceled
@@ -103,30 +102,6 @@ def feed_dispatches(cell_keys: set[str]) -> None:
     )
     for ladder_id in sorted(set(ladder_ids)):
         tasking.enqueue(launch_pass, ladder_id)
-
-
-def on_ladder_written(sender, instance, **kwargs) -> None:
-    """A ladder's row or one of its rungs was saved or deleted, by whatever path (the services
-    touch the ladder's key themselves; the admin saves the models directly): every board of it,
-    on every process, is computed afresh at its next read."""
-    ladder_id = instance.pk if isinstance(instance, Ladder) else instance.ladder_id
-    changes.touch([changes.ladder_key(ladder_id)])
-
-
-def on_reviewers_changed(sender, instance, action: str, pk_set=None, **kwargs) -> None:
-    """Reviewers added to or removed from a ladder (``instance``), or ladders from a user's
-    reviewing (``instance`` a user): whose reviews count is theirs to show afresh. (Django runs
-    a relation's clear and its signals in one transaction, so the ladders a user is cleared from
-    are read before, and stamped with, the clear.)"""
-    if isinstance(instance, Ladder):
-        ladder_ids = [instance.pk] if action.startswith("post_") else []
-    elif action == "pre_clear":
-        ladder_ids = list(Ladder.objects.filter(reviewers=instance).values_list("pk", flat=True))
-    elif action in ("post_add", "post_remove"):
-        ladder_ids = sorted(pk_set or ())
-    else:
-        ladder_ids = []
-    changes.touch(changes.ladder_key(ladder_id) for ladder_id in ladder_ids)
 
 
 def on_catalog_changed(sender, **kwargs) -> None:

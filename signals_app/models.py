@@ -1,6 +1,7 @@
 from django.conf import settings
 from django.db import models
 
+from loopweb.runs.capture import Captured
 from loopweb.runs.models import Run
 from signals_app import acceptance, outcome, rules
 
@@ -139,3 +140,12 @@ class AcceptanceRule(models.Model):
         return acceptance.normalized_rule(
             **{name: getattr(self, name) for name in rules.RULE_FIELDS}
         )
+
+
+#: A signal changes how its run's outcome reads: its cell's boards and queues read it again.
+CAPTURED = [
+    Captured(
+        Signal._meta.db_table,
+        "(SELECT run.cell_key FROM runs_run AS run WHERE run.id = {r}.run_id)",
+    )
+]

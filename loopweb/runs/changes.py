@@ -3,7 +3,8 @@ still current, and exactly what changed since.
 
 Every write to something a board shows inserts one ``Change`` row per key it touched (a coverage
 cell's key, ``ladder:<id>``, ``catalog``), stamped with the writing transaction's stamp, in that
-transaction. A reader takes a *snapshot* token before it reads: it says which stamps had been
+transaction: the database's triggers write them (``loopweb.runs.capture``), whoever writes. A
+reader takes a *snapshot* token before it reads: it says which stamps had been
 committed at that moment. A copy computed after taking snapshot S is current while every change
 of its keys is visible in S; the changes that are not are exactly what changed since.
 
@@ -12,7 +13,8 @@ wraps) and the token the database's own snapshot (``pg_current_snapshot()``: the
 transaction still running, the next id, and the ids running in between), so visibility is the
 database's (``pg_visible_in_snapshot``), whatever order writers commit in. Writers only insert,
 so none waits on another. SQLite (the embedded demo) runs one writer at a time: a counter row
-serves, and a stamp is visible in a token when it is not above it.
+serves (each captured row draws the next value), and a stamp is visible in a token when it is
+not above it.
 
 A token is written ``<xmin>_<xmax>_<running ids, dash-separated>`` on PostgreSQL and ``n<count>``
 on SQLite, so it can travel in a URL or an ETag.
@@ -38,35 +40,6 @@ def ladder_key(ladder_id: int) -> str:
 
 def _postgres() -> bool:
     return connection.vendor == "postgresql"
-
-
-def touch(keys: Iterable[str]) -> None:
-    """Record, in the current transaction, that these keys changed."""
-    keys = sorted(set(keys))
-    if not keys:
-        return
-    table = Change._meta.db_table
-    with connection.cursor() as cursor:
-        if _postgres():
-            cursor.execute(
-                f"INSERT INTO {table} (key, stamp, at)"  # noqa: S608 - a model's table name
-                " SELECT k, pg_current_xact_id()::text::bigint, now() FROM unnest(%s::text[]) AS k",
-                [keys],
-            )
-            return
-        stamp = _next_counter(cursor)
-    now = timezone.now()
-    Change.objects.bulk_create(Change(key=key, stamp=stamp, at=now) for key in keys)
-
-
-def _next_counter(cursor) -> int:
-    horizon = ChangeHorizon._meta.db_table
-    cursor.execute(f"UPDATE {horizon} SET counter = counter + 1 RETURNING counter")  # noqa: S608
-    row = cursor.fetchone()
-    if row is None:
-        ChangeHorizon.objects.create(counter=1)
-        return 1
-    return row[0]
 
 
 # Tokens ------------------------------------------------------------------------------------

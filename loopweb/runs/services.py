@@ -16,7 +16,7 @@ from django.db import IntegrityError, transaction
 from django.db.models import QuerySet
 from django.utils import timezone
 
-from loopweb.runs import changes, claim, hooks
+from loopweb.runs import claim, hooks
 from loopweb.runs.access import is_driver, reviewable_runs
 from loopweb.runs.cells import CasePin, CombinationCell, cell_key
 from loopweb.runs.errors import Conflict, NotReviewable
@@ -99,14 +99,12 @@ def launch_by_hand(
             retry_count=retry_count,
         )
         job.save()
-        changes.touch([job.cell_key])
     return job
 
 
 def enqueue(jobs: list[Job]) -> list[Job]:
     """Store new queued jobs (from ``new_job``) in one statement."""
     created = Job.objects.bulk_create(jobs)
-    changes.touch(job.cell_key for job in created)
     return created
 
 
@@ -149,7 +147,6 @@ def mark_canceled(jobs: list[Job], *, cause: str, now: datetime | None = None) -
         job.finished_at = now
     if cause == CancelCause.DECISION:
         _count_unretried([job.pk for job in jobs if job.attempt > 1 and job.started_at is None])
-    changes.touch(job.cell_key for job in jobs)
     hooks.jobs_ended.send(sender=Job, jobs=jobs)
     return len(ids)
 
@@ -223,7 +220,6 @@ def report_status(*, job_id: int, driver: User, status: str) -> tuple[Job, bool]
         if job.started_at is None and status != JobStatus.PENDING:
             job.started_at = now
             fields.append("started_at")
-            changes.touch([job.cell_key])  # now under way
         job.save(update_fields=fields)
     return job, False
 
@@ -244,7 +240,6 @@ def fail_job(*, job_id: int, driver: User, failure: str, detail: str = "") -> Jo
         if job.status == JobStatus.QUEUED:
             raise Conflict(f"job {job_id} has not been claimed by a driver")
         end_attempt(job, outcome=failure, detail=detail)
-        changes.touch([job.cell_key])
     return job
 
 
@@ -318,7 +313,6 @@ def expire_leases(*, now: datetime | None = None) -> int:
             if job is None:
                 continue
             end_attempt(job, outcome=Outcome.INFRASTRUCTURE, detail="lease expired")
-            changes.touch([job.cell_key])
             ended += 1
     return ended
 
@@ -376,7 +370,6 @@ def push_run(
             )
             if existing is not None:
                 run = _rewrite(existing, report)
-                changes.touch([run.cell_key])
                 hooks.run_pushed.send(sender=Run, run=run, created=False, payload=payload or {})
                 return run, False
             if job.status == JobStatus.QUEUED:
@@ -411,7 +404,6 @@ def push_run(
             if retry is not None and retry.cancel_cause == CancelCause.DECISION:
                 # Its slot was decided early: the retry never runs, and this run is kept.
                 run.counted = outcome not in NEVER_COUNTED
-        changes.touch([run.cell_key])
         hooks.run_pushed.send(sender=Run, run=run, created=True, payload=payload or {})
     return run, True
 
@@ -430,7 +422,6 @@ def repush_run(
         # Lock the run: two re-pushes of one run apply whole, one after the other.
         run = Run.objects.select_for_update().get(pk=run.pk)
         run = _rewrite(run, Report(outcome, record, finished_at, commit, merge_artifact))
-        changes.touch([run.cell_key])
         hooks.run_pushed.send(sender=Run, run=run, created=False, payload=payload or {})
     return run
 
@@ -488,7 +479,6 @@ def review_run(
                 )
         except IntegrityError:
             raise Conflict(f"you have already reviewed run {run.pk}") from None
-        changes.touch([run.cell_key])
         hooks.run_reviewed.send(sender=Review, review=review)
     return review
 
@@ -509,7 +499,6 @@ def edit_review(
         review.writeup = writeup
         review.verdict = verdict or ""
         review.save(update_fields=["aesthetic_rating", "writeup", "verdict"])
-        changes.touch([run.cell_key])
         if new_verdict and review.verdict:
             hooks.run_reviewed.send(sender=Review, review=review)
     return review

@@ -8,6 +8,7 @@ Every test here commits its writes (``transaction=True``), as requests do, and r
 API as a REST client would, with the board shared between reads."""
 
 import pytest
+from django.db import connection
 from django.utils import timezone
 
 from ladders import services
@@ -256,28 +257,43 @@ def test_since_answers_only_the_climbers_changed_since_that_version(owner, owner
     assert again.json()["climbers"] == []
 
 
-@pytest.mark.parametrize(
-    "version",
-    [
-        "99999999999999999999999_99999999999999999999999_.0.d",  # beyond a transaction id
-        "1000_5_.0.d",  # xmin after xmax
-        "5_1000_3-2000.0.d",  # running transactions outside xmin..xmax
-        "5_1000_9-7.0.d",  # running transactions out of order
-        "0_0_.0.d",  # no transaction is 0
-        "٣_٤_.0.d",  # digits, but not ASCII ones
-        "3_9_.99999999999999999999999999.d",  # jobs under way beyond any count
-        "n99999999999999999999999.0.d",  # SQLite's counter, beyond any stamp
-    ],
-)
-def test_a_version_no_snapshot_could_have_matches_nothing_and_is_no_since(
-    owner, owner_api, version
-):
-    """A client's version is its own text: as ``If-None-Match`` one naming a snapshot
-    PostgreSQL would refuse matches nothing (the whole board, 200); as ``?since=`` it is a 400
-    naming it (``tests/security/test_careless_clients.py``); never a 500."""
+#: Written as a version is, naming a snapshot PostgreSQL would refuse.
+UNFOLLOWABLE = [
+    "1000_5_.0.d",  # xmin after xmax
+    "5_1000_3-2000.0.d",  # running transactions outside xmin..xmax
+    "5_1000_9-7.0.d",  # running transactions out of order
+    "0_0_.0.d",  # no transaction is 0
+]
+#: Not written as a version is.
+NOT_VERSIONS = [
+    "99999999999999999999999_99999999999999999999999_.0.d",  # beyond a transaction id
+    "٣_٤_.0.d",  # digits, but not ASCII ones
+    "3_9_.99999999999999999999999999.d",  # jobs under way beyond any count
+    "n99999999999999999999999.0.d",  # SQLite's counter, beyond any stamp
+]
+
+
+@pytest.mark.parametrize("version", UNFOLLOWABLE + NOT_VERSIONS)
+def test_a_version_no_snapshot_could_have_matches_nothing(owner, owner_api, version):
+    """A client's version is its own text: one naming a snapshot PostgreSQL would refuse
+    matches nothing (the whole board, 200), never a 500."""
     ladder = started(owner, n_climbers=2)
     held = progress(owner_api, ladder, HTTP_IF_NONE_MATCH=f'"{version}"')
     assert held.status_code == 200 and len(held.json()["climbers"]) == 2
+
+
+@pytest.mark.parametrize("version", UNFOLLOWABLE)
+def test_since_a_version_that_cannot_be_followed_answers_the_whole_board(owner, owner_api, version):
+    ladder = started(owner, n_climbers=2)
+    since = owner_api.get(f"/api/ladders/{ladder.pk}/progress?since={version}")
+    assert since.status_code == 200, since.content
+    assert since.json()["since"] is None and len(since.json()["climbers"]) == 2
+
+
+@pytest.mark.parametrize("version", NOT_VERSIONS)
+def test_since_text_that_is_no_version_is_a_400_naming_it(owner, owner_api, version):
+    """(More of them: ``tests/security/test_careless_clients.py``.)"""
+    ladder = started(owner, n_climbers=2)
     since = owner_api.get(f"/api/ladders/{ladder.pk}/progress?since={version}")
     assert since.status_code == 400, since.content
     assert "since" in since.json()["errors"]
@@ -462,3 +478,21 @@ def test_a_reviewer_removed_in_the_admin_no_longer_counts_at_the_next_read(
         reviewer.reviewed_ladders.clear()
 
     assert body(owner_api, ladder)["dispatch"]["runsUnreviewed"] == 1
+
+
+def test_a_write_outside_the_services_is_seen_by_the_next_read(owner, owner_api, driver):
+    """An admin's ORM update or a ``psql`` session's UPDATE records its change as a service's
+    write does (the database's triggers, ``loopweb.runs.capture``): the board read next shows
+    it, on this process's kept board as on a fresh one."""
+    ladder = started(owner, n_climbers=2)
+    jobs = claim_all(driver)
+    push(driver, jobs[0], record=PERFECT)
+    before = progress(owner_api, ladder).json()
+    assert before["climbers"][0]["slots"][0]["status"] == "passed"
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "UPDATE runs_run SET validator_rating = 'broken' WHERE job_id = %s", [jobs[0].pk]
+        )
+    after = progress(owner_api, ladder).json()
+    assert after["climbers"][0]["tally"]["passing"] == 0
+    assert after["version"] != before["version"]
