@@ -23,8 +23,17 @@ from django.db.models import Q, QuerySet
 
 from ladders import evidence
 from ladders.models import Dispatch, DispatchCell, DispatchStatus, FinalStanding, Ladder, Rung
-from ladders.standing import ClimberStanding, SlotStanding, Standing, evaluate
-from ladders.statuses import BLOCKED, NEEDS_ATTENTION, NOT_RUN_YET, RUNNING, SLOT_STATUSES
+from ladders.standing import ClimberStanding, SlotStanding, Standing, evaluate, unrun
+from ladders.statuses import (
+    BLOCKED,
+    NEEDS_ATTENTION,
+    NOT_RUN_YET,
+    RUNNING,
+    SKIPPED,
+    SLOT_STATUSES,
+    STOPPED,
+    ended_climber_status,
+)
 from loopweb.runs import jsonbytes
 from loopweb.runs.arrays import in_ids
 from loopweb.runs.models import UNDER_WAY, CaseVersion, Outcome, Review
@@ -54,6 +63,7 @@ class Part:
     completed: frozenset[int]  # completed runs its slots hold
     runs: tuple[tuple[int, ...], ...] = ()  # the runs each of its slots reads, in slot order
     unreviewed: int = 0
+    skipped_by_stop: int = 0  # of ``done``, the runs a Stop left unrun (a stopped climber's)
     # The body JSON-encoded and its digest, made the first time a board is encoded.
     encoding: bytes = field(default=b"", repr=False)
     digested: bytes = field(default=b"", repr=False)
@@ -212,6 +222,7 @@ def live_part(climber: ClimberStanding) -> Part:
         launched=launched,
         completed=frozenset(completed),
         runs=tuple(runs),
+        skipped_by_stop=climber.skipped_by_stop,
     )
 
 
@@ -272,12 +283,15 @@ def freeze(
 ) -> FinalStanding:
     """Write the final standing of a dispatch that is ending (in the transaction that ends it,
     under the dispatch lock, so once: Run deletes it before a new dispatch may end); ``standing``
-    was evaluated as ended, so its running, blocked and pending slots read skipped."""
+    was evaluated as ended, so its running, blocked and pending slots read skipped and its
+    climbers still climbing stopped. The runs the Stop left unrun are counted now, with the jobs
+    still in flight that it let finish."""
     climbers = [
         {
             "body": climber_json(c),
             "runs": [[r.id for r in slot.runs] for slot in c.slots],
             "completed": completed_runs(c),
+            "skippedByStop": c.skipped_by_stop,
         }
         for c in standing.climbers
     ]
@@ -312,9 +326,12 @@ def frozen_parts(
     launched = evidence.launched_in_flight(dispatch)
     parts = []
     for i, climber in enumerate(final.climbers):
-        body = climber["body"]
+        body = ended_body(climber["body"])
         slots = body["slots"]
         in_flight = [launched.get((s["rung"], s["cellKey"]), 0) for s in slots]
+        skipped_by_stop = climber.get("skippedByStop")
+        if skipped_by_stop is None:  # a standing written before they were counted
+            skipped_by_stop = _skipped_by_stop(body, climber["runs"], in_flight, targets)
         part = Part(
             key=body["key"],
             body=body,
@@ -332,6 +349,7 @@ def frozen_parts(
             launched=sum(in_flight),
             completed=frozenset(r for ids in climber["completed"] for r in ids),
             runs=tuple(tuple(ids) for ids in climber["runs"]),
+            skipped_by_stop=skipped_by_stop,
             encoding=previous[i].encoding if previous else b"",
             digested=previous[i].digested if previous else b"",
         )
@@ -339,6 +357,30 @@ def frozen_parts(
             part.memo = previous[i].memo  # the same body: the same rows
         parts.append(part)
     return parts
+
+
+def ended_body(body: dict) -> dict:
+    """A climber of an ended dispatch as progress shows it. A standing written before climbers
+    could read stopped holds one the Stop caught as running or blocked (with a blocked reason):
+    it reads stopped at the rung it stood on, as one written now does."""
+    status = ended_climber_status(body["status"])
+    if status == body["status"]:
+        return body
+    return {**body, "status": status, "blockedReason": None, "problem": None, "attempts": None}
+
+
+def _skipped_by_stop(
+    body: dict, runs: list[list[int]], in_flight: list[int], targets: dict[str, int]
+) -> int:
+    """A stopped climber's runs the Stop left unrun, from its stored slots (the jobs in flight
+    read now stand for those at the Stop)."""
+    if body["status"] != STOPPED:
+        return 0
+    return sum(
+        unrun(targets[s["rung"]], len(held), n)
+        for s, held, n in zip(body["slots"], runs, in_flight, strict=True)
+        if s["status"] == SKIPPED
+    )
 
 
 def final_of(dispatch: Dispatch) -> FinalStanding | None:
@@ -423,6 +465,17 @@ def status_of(dispatch: Dispatch | None, parts: list[Part]) -> str:
     return dispatch.status
 
 
+def runs_of(parts: list[Part]) -> dict:
+    """The dispatch's runs: ``done`` counts what needs no more executing, a slot a Stop skipped
+    whole, so ``skippedByStop`` says how many of those the Stop left unrun."""
+    return {
+        "total": sum(p.total for p in parts),
+        "done": sum(p.done for p in parts),
+        "inFlight": sum(p.launched for p in parts),
+        "skippedByStop": sum(p.skipped_by_stop for p in parts),
+    }
+
+
 def figures(dispatch: Dispatch, parts: list[Part], *, runs_under_way: int) -> dict:
     snapshot = dispatch.snapshot
     counts = dict.fromkeys(SLOT_STATUSES, 0)
@@ -441,11 +494,7 @@ def figures(dispatch: Dispatch, parts: list[Part], *, runs_under_way: int) -> di
         "retryCount": snapshot["retryCount"],
         "rungs": snapshot["rungs"],
         "slotCounts": counts,
-        "runs": {
-            "total": sum(p.total for p in parts),
-            "done": sum(p.done for p in parts),
-            "inFlight": sum(p.launched for p in parts),
-        },
+        "runs": runs_of(parts),
         "runsUnreviewed": sum(p.unreviewed for p in parts),
         "runsUnderWay": runs_under_way,
     }

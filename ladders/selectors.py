@@ -8,7 +8,7 @@ final standing written when it ended (``ladders.progress``).
 from django.db.models import Count, OuterRef, Q, Subquery
 
 from ladders import evidence, progress
-from ladders.models import Dispatch, DispatchClimber, DispatchStatus, Ladder
+from ladders.models import Dispatch, DispatchClimber, DispatchStatus, FinalStanding, Ladder
 from ladders.progress import rung_json, stale_versions
 from ladders.statuses import NEEDS_ATTENTION, NOT_RUN_YET, SLOT_STATUSES
 from loopweb.runs.models import Run
@@ -105,12 +105,14 @@ def _ended_runs(dispatch: Dispatch, climbers: int) -> dict:
     launched = evidence.launched_in_flight(dispatch)
     total = climbers * sum(targets.values())
     done = total - sum(min(n, targets.get(rung, 0)) for (rung, _), n in launched.items())
-    return {"total": total, "done": done, "inFlight": sum(launched.values())}
+    return {"total": total, "done": done, "inFlight": sum(launched.values()), "skippedByStop": 0}
 
 
 def ladder_summaries(ladders: list[Ladder]) -> list[dict]:
     """One row per ladder, loaded together: a fixed number of queries for any page size, and one
-    more per ladder whose dispatch has ended (its jobs still in flight)."""
+    more per ladder whose dispatch has ended (its jobs still in flight). A stopped dispatch's
+    runs are read from its final standing's climbers (one query for them all), which say how
+    many runs the Stop left unrun."""
     climbers = (
         DispatchClimber.objects.filter(dispatch__ladder=OuterRef("pk"))
         .values("dispatch")
@@ -135,6 +137,12 @@ def ladder_summaries(ladders: list[Ladder]) -> list[dict]:
         ]
         for loaded in evidence.load(live)
     }
+    stopped = [
+        d.pk
+        for d in dispatches.values()
+        if d is not None and d.status == DispatchStatus.STOPPED and progress.final_of(d)
+    ]
+    standings = {f.pk: f for f in FinalStanding.objects.filter(pk__in=stopped)} if stopped else {}
     rows = []
     for ladder in ladders:
         dispatch = dispatches[ladder.pk]
@@ -156,10 +164,13 @@ def ladder_summaries(ladders: list[Ladder]) -> list[dict]:
                     status=figures["status"], slotCounts=figures["slotCounts"], runs=figures["runs"]
                 )
             else:
+                held = standings.get(dispatch.pk)
                 row.update(
                     status=dispatch.status,
                     slotCounts={s: final.slot_counts.get(s, 0) for s in SLOT_STATUSES},
-                    runs=_ended_runs(dispatch, ladder.climber_count or 0),
+                    runs=_ended_runs(dispatch, ladder.climber_count or 0)
+                    if held is None
+                    else progress.runs_of(progress.frozen_parts(dispatch, held)),
                 )
             row["climbers"] = ladder.climber_count or 0
             # The slot counts and runs are the dispatch's: so is the rung count beside them.

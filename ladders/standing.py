@@ -12,6 +12,7 @@ from typing import NamedTuple
 from ladders.gate import Gate, Tally, Verdict, decide, tally
 from ladders.statuses import (
     BLOCKED,
+    CAUGHT_BY_THE_END,
     COMPLETED,
     FAILED,
     FAILING,
@@ -20,6 +21,7 @@ from ladders.statuses import (
     RUNNING,
     SKIPPED,
     SLOT_STATUSES,
+    STOPPED,
     UNLAUNCHABLE,
     UNRATED,
 )
@@ -119,6 +121,25 @@ class ClimberStanding:
     slots: list[SlotStanding] = field(default_factory=list)
     new_verdicts: dict[str, str] = field(default_factory=dict)
 
+    @property
+    def skipped_by_stop(self) -> int:
+        """The runs a Stop left unrun: over the slots it skipped of this climber (stopped, so
+        from the rung it stood on), each slot's target less the runs it held and the jobs the
+        dispatch launched for it still in flight (they run on). 0 for any other climber."""
+        if self.status != STOPPED:
+            return 0
+        return sum(
+            unrun(slot.target, len(slot.runs), slot.launched)
+            for slot in self.slots
+            if slot.status == SKIPPED
+        )
+
+
+def unrun(target: int, held: int, launched: int) -> int:
+    """Of a slot a Stop skipped, the runs never executed because of it: its target less the
+    runs it held and the dispatch's jobs still in flight for it."""
+    return max(0, target - min(held, target) - min(launched, target))
+
 
 @dataclass(slots=True)
 class Standing:
@@ -141,12 +162,17 @@ class Standing:
         }
 
     def ended(self) -> "Standing":
-        """The standing of a dispatch that has ended: the slots that were running, blocked or
-        pending become skipped (in place)."""
+        """The standing of a dispatch that has ended (in place): the slots that were running,
+        blocked or pending become skipped, and a climber still running or blocked (only a Stop
+        ends a dispatch with one) is stopped at the rung it stood on (``current_rung``)."""
         for climber in self.climbers:
             for slot in climber.slots:
                 if slot.status in (RUNNING, BLOCKED, PENDING):
                     slot.status = SKIPPED
+            if climber.status in CAUGHT_BY_THE_END:
+                climber.status = STOPPED
+                climber.blocked_reason = climber.problem = climber.attempts = None
+                climber.missing = 0
         return self
 
     @property

@@ -60,11 +60,17 @@ SLOT_MEANINGS = {
 
 
 #: The board's and the ladders list's counters of runs, defined once: every count of runs the
-#: console shows is one of these, and the legend beside the bar says what each means. Executed
-#: and not needed together are the API's ``done``.
+#: console shows is one of these, and the legend beside the bar says what each means. Executed,
+#: not needed and not run (stopped) together are the API's ``done``; the last is shown only for
+#: a dispatch a Stop left runs unrun (the API's ``skippedByStop``).
 RUN_COUNTERS = {
     "executed": ("executed", "runs the slots hold: launched, finished and counted"),
     "not_needed": ("not needed", "runs a decided or skipped slot will never need"),
+    "stopped": (
+        "not run (stopped)",
+        "runs the Stop left unrun: what the slots it skipped still needed, less the jobs it let"
+        " finish",
+    ),
     "under_way": (
         "under way",
         "jobs launched and not finished: queued, pending, dispatched, starting or running",
@@ -78,6 +84,7 @@ def counters(bar: dict) -> list[dict]:
     return [
         {"key": key, "label": label, "meaning": meaning, "count": bar[key]}
         for key, (label, meaning) in RUN_COUNTERS.items()
+        if bar[key] is not None
     ]
 
 
@@ -227,8 +234,8 @@ def cause_groups(blocked: list[Blocked]) -> list[CauseGroup]:
 
 
 def shown_status(climber: dict, live: bool) -> str:
-    """The status a climber's row is drawn in: an ended dispatch's running or blocked climber is
-    drawn stopped."""
+    """The status a climber's row is drawn in: an ended dispatch's climber that was still
+    climbing reads stopped (progress says so; a row kept from before it did is drawn so too)."""
     if live or climber["status"] in (COMPLETED, FAILED):
         return climber["status"]
     return STOPPED
@@ -237,7 +244,7 @@ def shown_status(climber: dict, live: bool) -> str:
 def climber_status_text(climber: dict, numbers: dict[str, int], live: bool = True) -> str:
     rung = numbers.get(climber.get("currentRung"), "?")
     status = climber["status"]
-    if not live and status in (RUNNING, BLOCKED):
+    if status == STOPPED or (not live and status in (RUNNING, BLOCKED)):
         return f"Stopped at rung {rung}"
     if status == RUNNING:
         return f"Running rung {rung}"
@@ -355,13 +362,17 @@ def _pct(n: int, total: int) -> str:
 
 def run_bar(runs: dict | None, executed: int | None = None) -> dict | None:
     """The dispatch's runs in the counters of ``RUN_COUNTERS``, as widths of a stacked bar.
-    Without ``executed`` (the ladders list), executed and not needed are shown together as done."""
+    Without ``executed`` (the ladders list), executed and not needed are shown together as done.
+    The runs a Stop left unrun (``skippedByStop``) are part of the API's ``done`` but never
+    shown as done: they have a counter and a segment of their own."""
     if not runs:
         return None
     total = runs["total"] or 0
-    done = min(runs["done"], total)
-    under_way = min(runs["inFlight"], max(total - done, 0))
-    left = max(total - done - under_way, 0)
+    settled = min(runs["done"], total)  # the API's done: needs no more executing
+    stopped = min(runs.get("skippedByStop") or 0, settled)
+    done = settled - stopped
+    under_way = min(runs["inFlight"], max(total - settled, 0))
+    left = max(total - settled - under_way, 0)
     bar = {
         "total": total,
         "done": done,
@@ -370,11 +381,14 @@ def run_bar(runs: dict | None, executed: int | None = None) -> dict | None:
         "left": left,
         "executed": None,
         "not_needed": None,
+        "stopped": stopped or None,
         "done_pct": _pct(done, total),
         "executed_pct": _pct(done, total),
         "not_needed_pct": "0",
+        "stopped_pct": _pct(stopped, total),
         "flight_pct": _pct(under_way, total),
     }
+    unrun = f"{stopped} not run (stopped), " if stopped else ""
     if executed is not None:
         executed = min(executed, done)
         bar.update(
@@ -384,11 +398,13 @@ def run_bar(runs: dict | None, executed: int | None = None) -> dict | None:
             not_needed_pct=_pct(done - executed, total),
         )
         bar["text"] = (
-            f"{executed} executed, {done - executed} not needed, {under_way} under way, "
+            f"{executed} executed, {done - executed} not needed, {unrun}{under_way} under way, "
             f"{left} left, of {plural(total, 'run')}"
         )
     else:
-        bar["text"] = f"{done} of {plural(total, 'run')} done, {under_way} under way, {left} left"
+        bar["text"] = (
+            f"{done} of {plural(total, 'run')} done, {unrun}{under_way} under way, {left} left"
+        )
     return bar
 
 

@@ -8,6 +8,7 @@ from django.conf import settings
 from django.db import models
 
 from ladders.fields import JSONDocument
+from ladders.statuses import STOPPED, ended_climber_status
 
 
 def who_pressed() -> models.ForeignKey:
@@ -69,6 +70,24 @@ class DispatchRecord(models.Model):
         if not self._state.adding:
             raise ValueError("A dispatch record is written once and never changed.")
         super().save(*args, **kwargs)
+
+    @classmethod
+    def from_db(cls, db, field_names, values, **kwargs):
+        """A record of a stopped dispatch written before climbers could read stopped holds the
+        climbers the Stop caught as running or blocked: every read (the API, the exports, the
+        compare, the console) reads them stopped, as a record written now holds them."""
+        record = super().from_db(db, field_names, values, **kwargs)
+        loaded = record.__dict__
+        if loaded.get("status") == STOPPED and loaded.get("climbers"):
+            record.climbers = [_stopped(climber) for climber in record.climbers]
+        return record
+
+
+def _stopped(climber: dict) -> dict:
+    status = ended_climber_status(climber["status"])
+    if status == climber["status"]:
+        return climber
+    return {**climber, "status": status, "blockedReason": None}
 
 
 class Action(models.TextChoices):

@@ -134,7 +134,7 @@ def of_final(dispatch: Dispatch, final: FinalStanding) -> DispatchRecord:
     figures = progress.figures(dispatch, parts, runs_under_way=0)
     return build(
         dispatch,
-        [c["body"] for c in final.climbers],
+        [part.body for part in parts],
         [c["runs"] for c in final.climbers],
         status=dispatch.status,
         slot_counts=final.slot_counts,

@@ -3,6 +3,13 @@ Documentation only: the views build plain data (``records``, ``compare``)."""
 
 from rest_framework import serializers as s
 
+from ladders.statuses import CLIMBER_STATUSES
+
+CLIMBER_STATUS_HELP = (
+    "running or blocked while its dispatch runs; failed or completed; stopped: its dispatch was "
+    "stopped while it was running or blocked, at currentRung."
+)
+
 
 class TotalsSerializer(s.Serializer):
     usdMicros = s.IntegerField()
@@ -30,15 +37,29 @@ class RecordClimberSerializer(s.Serializer):
     key = s.CharField()
     label = s.CharField()
     reached = s.IntegerField(help_text="The highest rung passed (1 for the lowest), 0 for none.")
-    status = s.CharField()
+    status = s.ChoiceField(choices=CLIMBER_STATUSES, help_text=CLIMBER_STATUS_HELP)
     blockedReason = s.CharField(allow_null=True)
-    currentRung = s.CharField(allow_null=True)
+    currentRung = s.CharField(
+        allow_null=True, help_text="The rung it stands on, failed, or was stopped at."
+    )
     totals = TotalsSerializer()
+
+
+class RunsSerializer(s.Serializer):
+    total = s.IntegerField(help_text="The sum over rung slots of the rung's target runs.")
+    done = s.IntegerField(help_text="The runs that need no more executing.")
+    inFlight = s.IntegerField(help_text="The jobs the dispatch launched still in flight.")
+    skippedByStop = s.IntegerField(
+        required=False,
+        help_text="Of done, the runs a Stop left unrun: the targets of the slots it skipped, less "
+        "the runs they held and the jobs it let finish (0 unless stopped; absent from records "
+        "written before it was counted).",
+    )
 
 
 class RecordSummarySerializer(HeadSerializer):
     slotCounts = s.DictField(child=s.IntegerField())
-    runs = s.DictField(child=s.IntegerField())
+    runs = RunsSerializer()
     totals = TotalsSerializer()
     climbers = RecordClimberSerializer(many=True)
 
@@ -66,7 +87,7 @@ class RecordSerializer(RecordSummarySerializer):
 
 class SideSerializer(s.Serializer):
     reached = s.IntegerField()
-    status = s.CharField()
+    status = s.ChoiceField(choices=CLIMBER_STATUSES, help_text=CLIMBER_STATUS_HELP)
 
 
 class TotalsComparedSerializer(s.Serializer):

@@ -88,3 +88,9 @@ def form_data(response, form_id: str) -> dict:
         data.setdefault(name, []).append(value)
     data.pop("csrfmiddlewaretoken", None)
     return data
+
+
+def segment_width(html: str, segment: str) -> str:
+    """The width a run bar's segment (its class) is drawn at, as a percentage."""
+    tag = html[html.index(f'class="{segment}"') :].split(">")[0]
+    return re.search(r"width(?:=\"|: )([\d.]+%)", tag).group(1)

@@ -5,8 +5,15 @@ from django.urls import reverse
 
 from ladders import services
 from loopweb.console.presenters import run_bar
-from tests.console.helpers import text_of
-from tests.ladders.builders import PERFECT, climbers, make_ladder, versions, work
+from tests.console.helpers import segment_width, text_of
+from tests.ladders.builders import (
+    PERFECT,
+    climbers,
+    make_ladder,
+    stopped_mid_climb,
+    versions,
+    work,
+)
 
 
 def test_the_counters_add_up_to_the_runs():
@@ -17,16 +24,39 @@ def test_the_counters_add_up_to_the_runs():
     assert run_bar({"total": 4, "done": 4, "inFlight": 2}, executed=2)["under_way"] == 0
 
 
-def test_a_stopped_dispatch_says_what_was_executed_and_what_was_not_needed(
+def test_a_stopped_dispatch_says_what_was_executed_and_what_the_stop_left_unrun(
     owner_client, owner, driver, run_tasks
 ):
+    """The runs a Stop skipped are done (nothing is left to execute) but were never run: they
+    are counted apart from the runs a decided slot did not need, and drawn apart on the bar."""
     ladder = make_ladder(owner, versions(3, prefix="ct"), climbers(2, prefix="ct"))
     services.start_dispatch(ladder=ladder)
     work(driver, run_tasks, PERFECT, rounds=1)
     services.stop_dispatch(ladder=ladder, cancel_running=True)
-    text = text_of(owner_client.get(reverse("console:board", args=[ladder.pk])))
-    assert "Runs (6): 2 executed · 4 not needed · 0 under way · 0 left" in text
+    page = owner_client.get(reverse("console:board", args=[ladder.pk]))
+    text, html = text_of(page), page.content.decode()
+    assert (
+        "Runs (6): 2 executed · 0 not needed · 4 not run (stopped) · 0 under way · 0 left" in text
+    )
     assert "What the counts mean" in text and "Not needed runs a decided or skipped slot" in text
+    assert "Not run (stopped) runs the Stop left unrun" in text
+    bar = html[html.index('class="runbar') :].split("</div>")[0]
+    assert (segment_width(bar, "runbar-done"), segment_width(bar, "runbar-stopped")) == (
+        "33.33%",
+        "66.67%",
+    )
+    assert "2 executed, 0 not needed, 4 not run (stopped)" in bar
+
+
+def test_a_stopped_dispatch_with_a_job_still_running_counts_it_under_way(
+    owner_client, owner, driver, run_tasks
+):
+    ladder = stopped_mid_climb(owner, driver, run_tasks)
+    text = text_of(owner_client.get(reverse("console:board", args=[ladder.pk])))
+    assert (
+        "Runs (8): 4 executed · 1 not needed · 2 not run (stopped) · 1 under way · 0 left" in text
+    )
+    assert "Stopped at rung 2" in text and "Stopped at rung 1" in text
 
 
 def test_a_slot_waiting_for_room_is_not_drawn_running(owner_client, owner):

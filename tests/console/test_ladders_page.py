@@ -3,8 +3,15 @@
 from django.urls import reverse
 
 from ladders import services
-from tests.console.helpers import text_of
-from tests.ladders.builders import PERFECT, climbers, make_ladder, versions, work
+from tests.console.helpers import segment_width, text_of
+from tests.ladders.builders import (
+    PERFECT,
+    climbers,
+    make_ladder,
+    stopped_mid_climb,
+    versions,
+    work,
+)
 
 
 def test_the_ladders_page_lists_the_callers_ladders_with_their_status(
@@ -31,6 +38,21 @@ def test_the_ladders_page_lists_the_callers_ladders_with_their_status(
     assert "not yours" not in text
     assert 'id="create-ladder"' in html
     assert reverse("console:board", args=[theirs.pk]) not in html
+
+
+def test_a_stopped_dispatch_is_never_listed_as_all_done(owner_client, owner, driver, run_tasks):
+    """Its skipped slots need no more runs, but the runs the Stop left unrun were never run: the
+    list says so, and draws them apart from the runs done."""
+    ladder = stopped_mid_climb(owner, driver, run_tasks, cancel_running=True)
+    html = owner_client.get(reverse("console:ladders")).content.decode()
+    row = html.split(f'data-ladder="{ladder.pk}"')[1].split("</tr>")[0]
+    assert "Stopped" in row
+    assert "5/8 done · 3 not run (stopped)" in row
+    assert "8/8" not in row
+    assert (segment_width(row, "runbar-done"), segment_width(row, "runbar-stopped")) == (
+        "62.50%",
+        "37.50%",
+    )
 
 
 def test_a_reviewer_sees_the_ladders_shared_with_them(reviewer_client, ladder):

@@ -9,8 +9,16 @@ import pytest
 from ladders import services
 from ladders.models import Ladder
 from loopweb.history import exports
+from loopweb.history.models import DispatchRecord
 from tests.history.helpers import PAID, PAID_BROKEN, compare, history, record
-from tests.ladders.builders import climbers, config, make_ladder, versions, work
+from tests.ladders.builders import (
+    climbers,
+    config,
+    make_ladder,
+    stopped_mid_climb,
+    versions,
+    work,
+)
 
 
 def parsed(response) -> list[dict]:
@@ -285,3 +293,58 @@ def test_a_text_cell_a_spreadsheet_would_run_as_a_formula_is_written_as_text(sta
     )
     [line] = list(csv.DictReader(io.StringIO(compare)))
     assert line["climber_key"] == f"'{formula}" and line["climber_label"] == "plain"
+
+
+def test_a_stopped_dispatchs_record_and_its_csv_say_stopped_for_the_climbers_it_stopped(
+    owner, owner_api, driver, run_tasks
+):
+    """Seed 004, "A stopped dispatch ... its status is Stopped": a climber it stopped mid-climb
+    reads stopped in the record and its export, not running or blocked; one that had completed
+    or failed keeps its status."""
+    ladder = stopped_mid_climb(owner, driver, run_tasks)
+    run_tasks()
+    [row] = history(owner_api, ladder)["results"]
+    assert [c["status"] for c in row["climbers"]] == ["completed", "failed", "stopped", "stopped"]
+    body = record(owner_api, ladder, row["id"])
+    assert [c["status"] for c in body["climbers"]] == ["completed", "failed", "stopped", "stopped"]
+    assert body["runs"]["skippedByStop"] == 2
+    rows = parsed(owner_api.get(f"/api/ladders/{ladder.pk}/history/{row['id']}?format=csv"))
+    assert [r["climber_status"] for r in rows[::2]] == ["completed", "failed", "stopped", "stopped"]
+    assert {r["blocked_reason"] for r in rows} == {""}
+    standing = parsed(owner_api.get(f"/api/ladders/{ladder.pk}/progress?format=csv"))
+    assert [r["climber_status"] for r in standing[::2]] == [
+        "completed",
+        "failed",
+        "stopped",
+        "stopped",
+    ]
+
+
+def test_a_record_stored_before_the_stopped_status_reads_stopped_in_the_api_csv_and_compare(
+    owner, owner_api, driver, run_tasks
+):
+    """A record of a stopped dispatch written before climbers could read stopped holds them as
+    running or blocked: every read maps them to stopped."""
+    ladder = stopped_mid_climb(owner, driver, run_tasks)
+    run_tasks()
+    kept = DispatchRecord.objects.get(ladder=ladder)
+    old = [
+        {**c, "status": was, "blockedReason": "failing" if was == "blocked" else None}
+        for c, was in zip(kept.climbers, ["completed", "failed", "running", "blocked"], strict=True)
+    ]
+    DispatchRecord.objects.filter(pk=kept.pk).update(climbers=old)
+
+    [row] = history(owner_api, ladder)["results"]
+    assert [c["status"] for c in row["climbers"]] == ["completed", "failed", "stopped", "stopped"]
+    assert [c["blockedReason"] for c in row["climbers"]] == [None] * 4
+    body = record(owner_api, ladder, kept.pk)
+    assert [c["status"] for c in body["climbers"]] == ["completed", "failed", "stopped", "stopped"]
+    rows = parsed(owner_api.get(f"/api/ladders/{ladder.pk}/history/{kept.pk}?format=csv"))
+    assert [r["climber_status"] for r in rows[::2]] == ["completed", "failed", "stopped", "stopped"]
+    both = compare(owner_api, ladder, kept.pk, kept.pk)
+    assert [c["a"]["status"] for c in both["climbers"]] == [
+        "completed",
+        "failed",
+        "stopped",
+        "stopped",
+    ]

@@ -281,3 +281,26 @@ def ladder_jobs(ladder: Ladder, **filters) -> list[Job]:
     return list(
         Job.objects.filter(origin__startswith=f"ladder:{ladder.pk}/", **filters).order_by("id")
     )
+
+
+def stopped_mid_climb(
+    owner, driver, run_tasks, *, cancel_running: bool = False, prefix: str = "step"
+) -> Ladder:
+    """A two-rung dispatch of four climbers stopped mid-climb (retryCount 0): m1 had completed,
+    m2 had failed rung 1, m3 was running rung 2 (its job running) and m4 was blocked at rung 1
+    (failing). Each rung's target is one run."""
+    ladder = make_ladder(owner, versions(2, prefix=prefix), climbers(4), retryCount=0)
+    services.start_dispatch(ladder=ladder, by=owner)
+    run_tasks()
+    first = {job.combination.model: job for job in claim_all(driver)}
+    push(driver, first["m1"])
+    push(driver, first["m2"], record=BROKEN)
+    push(driver, first["m3"])
+    fail(driver, first["m4"])
+    run_tasks()
+    second = {job.combination.model: job for job in claim_all(driver)}
+    push(driver, second["m1"])
+    set_status(driver, second["m3"], "running")
+    run_tasks()
+    services.stop_dispatch(ladder=ladder, cancel_running=cancel_running, by=owner)
+    return ladder

@@ -29,7 +29,12 @@ def test_an_owner_configures_runs_and_reads_a_ladder(owner_api, driver, run_task
     work(driver, run_tasks, PERFECT)
     progress = owner_api.get(f"/api/ladders/{body['id']}/progress").json()
     assert progress["ladder"]["status"] == "finished"
-    assert progress["dispatch"]["runs"] == {"total": 4, "done": 4, "inFlight": 0}
+    assert progress["dispatch"]["runs"] == {
+        "total": 4,
+        "done": 4,
+        "inFlight": 0,
+        "skippedByStop": 0,
+    }
     assert progress["dispatch"]["runsUnreviewed"] == 4
 
     queue = owner_api.get(f"/api/ladders/{body['id']}/queue").json()

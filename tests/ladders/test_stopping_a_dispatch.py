@@ -6,8 +6,8 @@ import time
 import pytest
 from django.db import connection
 
-from ladders import passes, services
-from ladders.models import Dispatch, DispatchClimber
+from ladders import passes, services, shared_progress
+from ladders.models import Dispatch, DispatchClimber, FinalStanding
 from loopweb.runs import services as run_services
 from loopweb.runs.models import IN_FLIGHT, Job, Run
 from tests.console.helpers import Browser, text_of
@@ -23,6 +23,7 @@ from tests.ladders.builders import (
     queued,
     set_status,
     slot_statuses,
+    stopped_mid_climb,
     versions,
 )
 from tests.runs.helpers import hand_job, push_body
@@ -423,3 +424,83 @@ def test_when_a_dispatch_is_stopped_a_slot_whose_automatic_retry_it_cancels_beco
     assert body["dispatch"]["slotCounts"]["failed"] == 0
     assert body["dispatch"]["slotCounts"]["skipped"] == 2
     assert Run.objects.get(pk=run.pk).counted is False
+
+
+def test_a_climber_the_stop_caught_reads_stopped_at_the_rung_it_stood_on(
+    owner, owner_api, driver, run_tasks
+):
+    """ "A stopped dispatch launches nothing more, and its status is Stopped": so is the status of
+    each climber it stopped mid-climb, at the rung it stood on (``currentRung``); a climber that
+    had completed or failed before the Stop keeps its status."""
+    ladder = stopped_mid_climb(owner, driver, run_tasks)
+    body = owner_api.get(f"/api/ladders/{ladder.pk}/progress").json()
+    rung_1, rung_2 = (r["id"] for r in body["dispatch"]["rungs"])
+    read = {
+        c["label"].split(" ")[0]: (c["status"], c["currentRung"], c["blockedReason"])
+        for c in body["climbers"]
+    }
+    assert read == {
+        "m1": ("completed", None, None),
+        "m2": ("failed", rung_1, None),
+        "m3": ("stopped", rung_2, None),
+        "m4": ("stopped", rung_1, None),
+    }
+    assert slot_statuses(body) == [
+        ["passed", "passed"],
+        ["failed", "skipped"],
+        ["passed", "skipped"],
+        ["skipped", "skipped"],
+    ]
+
+
+def test_the_runs_of_a_stopped_dispatch_say_how_many_the_stop_left_unrun(
+    owner, owner_api, driver, run_tasks
+):
+    """Progress's runs: done counts a skipped slot's whole target, so a stopped dispatch also
+    says how many of those runs were never executed because of the Stop (m4's two rungs; m3's
+    rung 2 has its job still running, m2's rung 2 was not needed once it failed rung 1)."""
+    ladder = stopped_mid_climb(owner, driver, run_tasks)
+    runs = owner_api.get(f"/api/ladders/{ladder.pk}/progress").json()["dispatch"]["runs"]
+    assert runs == {"total": 8, "done": 7, "inFlight": 1, "skippedByStop": 2}
+    [row] = owner_api.get("/api/ladders/summary").json()["results"]
+    assert row["runs"] == runs
+    # A Stop that cancels the running job leaves m3's rung 2 unrun too.
+    again = stopped_mid_climb(owner, driver, run_tasks, cancel_running=True, prefix="again")
+    runs = owner_api.get(f"/api/ladders/{again.pk}/progress").json()["dispatch"]["runs"]
+    assert runs == {"total": 8, "done": 8, "inFlight": 0, "skippedByStop": 3}
+
+
+def test_a_running_dispatch_has_no_runs_skipped_by_a_stop(owner, owner_api, driver, run_tasks):
+    ladder = make_ladder(owner, versions(2), climbers(1))
+    services.start_dispatch(ladder=ladder)
+    runs = owner_api.get(f"/api/ladders/{ladder.pk}/progress").json()["dispatch"]["runs"]
+    assert runs["skippedByStop"] == 0
+
+
+def test_a_final_standing_stored_before_the_stopped_status_still_reads_stopped(
+    owner, owner_api, driver, run_tasks
+):
+    """A stopped dispatch's final standing written before climbers could read stopped holds
+    them as running or blocked, and no count of runs the Stop left unrun: read, they are
+    stopped, and the count is made from the slots."""
+    ladder = stopped_mid_climb(owner, driver, run_tasks)
+    expected = owner_api.get(f"/api/ladders/{ladder.pk}/progress").json()
+    final = FinalStanding.objects.get(dispatch__ladder=ladder)
+    old = []
+    for climber, was in zip(
+        final.climbers, ["completed", "failed", "running", "blocked"], strict=True
+    ):
+        climber.pop("skippedByStop", None)
+        climber["body"]["status"] = was
+        if was == "blocked":
+            climber["body"].update(blockedReason="failing", attempts=1)
+        old.append(climber)
+    FinalStanding.objects.filter(pk=final.pk).update(climbers=old)
+    shared_progress.reset()  # no board of it kept
+
+    body = owner_api.get(f"/api/ladders/{ladder.pk}/progress").json()
+    assert [c["status"] for c in body["climbers"]] == ["completed", "failed", "stopped", "stopped"]
+    assert body["climbers"] == expected["climbers"]
+    assert body["dispatch"]["runs"] == expected["dispatch"]["runs"]
+    [row] = owner_api.get("/api/ladders/summary").json()["results"]
+    assert row["runs"]["skippedByStop"] == 2

@@ -30,7 +30,7 @@ from ladders.standing import SLOT_STATUSES
 from loopweb.runs.models import IN_FLIGHT, NOT_STARTED, Job, Run
 
 LADDER_STATUSES = {"notRunYet", "running", "needsAttention", "finished", "stopped"}
-CLIMBER_STATUSES = {"running", "blocked", "failed", "completed"}
+CLIMBER_STATUSES = {"running", "blocked", "failed", "completed", "stopped"}
 BLOCKED_REASONS = {"unlaunchable", "failing", "unrated"}
 
 
@@ -235,6 +235,15 @@ def progress_problems(body: dict) -> list[str]:
         problems.append(f"needs attention with {runs['inFlight']} in flight")
     if status == "stopped" and (listed["running"] or listed["blocked"] or listed["pending"]):
         problems.append(f"stopped with slots {dict(listed)}")
+    climbing = {c["status"] for c in climbers} & {"running", "blocked"}
+    if status in ("stopped", "finished") and climbing:
+        problems.append(f"{status} with climbers {sorted(climbing)}")
+    if status != "stopped" and any(c["status"] == "stopped" for c in climbers):
+        problems.append(f"{status} with a stopped climber")
+    if not 0 <= runs.get("skippedByStop", 0) <= runs["done"] or (
+        status != "stopped" and runs.get("skippedByStop")
+    ):
+        problems.append(f"{status} with runs {runs}")
     for climber in climbers:
         problems.extend(_climber_problems(climber, rungs))
     return problems

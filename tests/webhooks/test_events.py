@@ -106,7 +106,8 @@ def test_every_event_of_a_climb_and_of_the_gate_is_delivered_once_and_signed(
     assert stopped["stoppedBy"] == owner.username
     assert stopped["cancelRunning"] is False and stopped["cancelled"] == 0
     assert stopped["dispatch"]["status"] == "stopped"
-    assert {c["status"] for c in stopped["climbers"]} == {"blocked"}
+    assert {c["status"] for c in stopped["climbers"]} == {"stopped"}
+    assert {c["blockedReason"] for c in stopped["climbers"]} == {None}
 
     finished = received["dispatch.finished"][0].json["data"]
     assert finished["ladder"]["id"] == finishing.pk
