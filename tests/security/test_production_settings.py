@@ -119,10 +119,13 @@ def test_links_in_webhooks_point_where_the_server_listens_unless_told_otherwise(
     assert done.stdout.strip() == expected
 
 
-def test_serve_tells_its_processes_where_it_listens(monkeypatch):
-    from loopweb.ops.management.commands.serve import listening_at
+def test_serve_tells_the_processes_it_starts_where_it_listens_and_keeps_its_own_environment():
+    from loopweb.ops.management.commands.serve import children_env
 
-    monkeypatch.setenv("HOST", "")
-    monkeypatch.setenv("PORT", "")
-    listening_at("0.0.0.0", "9043")
-    assert (os.environ["HOST"], os.environ["PORT"]) == ("0.0.0.0", "9043")
+    before = dict(os.environ)
+    started = children_env("0.0.0.0:9043")
+    assert (started["HOST"], started["PORT"]) == ("0.0.0.0", "9043")
+    assert children_env("[::1]:9044")["HOST"] == "::1"
+    socket = children_env("unix:/tmp/loopweb.sock")
+    assert (socket.get("HOST"), socket.get("PORT")) == (before.get("HOST"), before.get("PORT"))
+    assert dict(os.environ) == before

@@ -34,8 +34,8 @@ STOP_WITHIN = 10.0
 
 
 class Child:
-    def __init__(self, name: str, args: list[str], nice: int = 0):
-        self.name, self.args, self.nice = name, args, nice
+    def __init__(self, name: str, args: list[str], nice: int = 0, env: dict | None = None):
+        self.name, self.args, self.nice, self.env = name, args, nice, env
         self.popen: subprocess.Popen | None = None
         self.started = 0.0
         self.pause = 0.5
@@ -45,6 +45,7 @@ class Child:
         self.popen = subprocess.Popen(  # noqa: S603 - ours
             self.args,
             cwd=settings.BASE_DIR,
+            env=self.env,
             preexec_fn=self._lower_priority if self.nice else None,  # noqa: PLW1509 - no threads
         )
         self.started = time.monotonic()
@@ -60,10 +61,14 @@ class Child:
         return None if self.popen is None else self.popen.poll()
 
 
-def listening_at(host: str, port: str) -> None:
-    """Tell the processes about to start where the console listens: links in webhook payloads
-    default to it (``LOOPWEB_PUBLIC_URL``, when not set, is read from ``HOST`` and ``PORT``)."""
-    os.environ["HOST"], os.environ["PORT"] = host, port
+def children_env(bind: str) -> dict[str, str]:
+    """The environment of the processes serve starts: this one's, plus where the console
+    listens when ``bind`` is an address and port, since links in webhook payloads default to it
+    (``LOOPWEB_PUBLIC_URL``, when not set, is read from ``HOST`` and ``PORT``)."""
+    host, _, port = bind.rpartition(":")
+    if not (host and port.isascii() and port.isdigit()) or host == "unix":
+        return dict(os.environ)
+    return {**os.environ, "HOST": host.strip("[]"), "PORT": port}
 
 
 class Command(BaseCommand):
@@ -111,16 +116,19 @@ class Command(BaseCommand):
             ]  # fmt: skip
 
         host, _, port = bind.rpartition(":")
-        listening_at(host, port)
+        env = children_env(bind)
         if ingest and not ingest_bind:
             if not port.isdigit():
                 raise CommandError(f"Give --ingest-bind: {bind!r} has no port to follow.")
             ingest_bind = f"{host}:{int(port) + 1}"
-        children = [Child("web", gunicorn(bind, web))]
+        children = [Child("web", gunicorn(bind, web), env=env)]
         if ingest:
-            children.append(Child("ingest", gunicorn(ingest_bind, ingest), nice=ingest_nice))
+            children.append(
+                Child("ingest", gunicorn(ingest_bind, ingest), nice=ingest_nice, env=env)
+            )
         children += [
-            Child(f"worker {i + 1}", [python, "manage.py", "run_worker"]) for i in range(workers)
+            Child(f"worker {i + 1}", [python, "manage.py", "run_worker"], env=env)
+            for i in range(workers)
         ]
         stopping: list[int] = []
 
