@@ -55,6 +55,7 @@ from pathlib import Path
 
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
+from django.utils.csp import CSP
 
 from loopweb import logs
 from loopweb.ops import pool
@@ -115,6 +116,8 @@ MIDDLEWARE = [
     "loopweb.ops.middleware.DatabaseUnavailableMiddleware",  # outermost: 503, never a 500
     "loopweb.ops.middleware.RequestMetricsMiddleware",
     "django.middleware.security.SecurityMiddleware",
+    # Content-Security-Policy on every response (SECURE_CSP below), a nonce per request.
+    "django.middleware.csp.ContentSecurityPolicyMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
@@ -144,6 +147,7 @@ TEMPLATES = [
         "OPTIONS": {
             "context_processors": [
                 "django.template.context_processors.request",
+                "django.template.context_processors.csp",  # csp_nonce, for <script nonce>
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
             ],
@@ -225,7 +229,7 @@ def _public_url(host: str, port: str) -> str:
     """Where the server this process belongs to listens (``HOST``, ``PORT``, which ``manage.py
     serve`` sets from its ``--bind``), as a browser on the same machine reaches it."""
     host = "127.0.0.1" if host in ("", "0.0.0.0", "::", "[::]") else host  # noqa: S104
-    return f"http://{host}:{port}"
+    return f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}"
 
 
 # The address links in webhook payloads start with (the console as its users reach it).
@@ -312,13 +316,34 @@ SPECTACULAR_SETTINGS = {
     # Swagger UI from the project's own static files: the docs work offline.
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    # No badge from validator.swagger.io: the policy refuses it, and the schema's address stays
+    # here.
+    "SWAGGER_UI_SETTINGS": {"validatorUrl": None},
     "COMPONENT_SPLIT_REQUEST": True,
     # JSON Schema 2020-12 states what the API refuses (const, if/then, propertyNames, null).
     "OAS_VERSION": "3.1.0",
+    "ENUM_NAME_OVERRIDES": {"ClimberStatusEnum": "ladders.statuses.CLIMBER_STATUSES"},
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",
         "loopweb.runs.api.schema.document_errors",
     ],
+}
+
+# Content-Security-Policy, enforced on every response (docs/reliability.md, Security): scripts
+# and styles only from this origin or carrying the request's nonce (csp_nonce in templates).
+# No 'unsafe-inline', no 'unsafe-eval': a dynamic width or colour is an SVG attribute, never a
+# style attribute; HTMX evaluates nothing and injects no <style> (templates/console/base.html).
+# img-src allows data: for Swagger UI's icons.
+SECURE_CSP = {
+    "default-src": [CSP.SELF],
+    "script-src": [CSP.SELF, CSP.NONCE],
+    "style-src": [CSP.SELF, CSP.NONCE],
+    "img-src": [CSP.SELF, "data:"],
+    "connect-src": [CSP.SELF],
+    "form-action": [CSP.SELF],
+    "frame-ancestors": [CSP.NONE],
+    "base-uri": [CSP.NONE],
+    "object-src": [CSP.NONE],
 }
 
 SESSION_COOKIE_HTTPONLY = True

@@ -33,7 +33,9 @@ def test_a_pick_made_the_moment_the_editor_is_swapped_in_is_not_lost(open_page, 
 
     page.get_by_role("button", name="Save ladder").click()  # no name: the editor is swapped
 
-    page.wait_for_function("window.pickedAfterSwap === true")
+    # A function, not an expression: Playwright evaluates an expression with eval(), which the
+    # page's Content-Security-Policy refuses.
+    page.wait_for_function("() => window.pickedAfterSwap === true")
     expect(page.get_by_label("Case", exact=True)).to_have_value("jump-1")
     expect(page.get_by_label("Version", exact=True)).to_have_value("1")
 
