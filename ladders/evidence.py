@@ -148,14 +148,18 @@ def load(dispatches: list[Dispatch]) -> list[Loaded]:
     cells_sql = _held_cells(list(by_id), unpinned)
     prefixes = {d.origin_prefix: d.pk for d in dispatches}
     jobs = _dispatch_jobs(prefixes)
-    # The slots' runs, the cells' jobs in flight, the dispatches' own jobs in flight and their
-    # failed attempts: independent questions, asked in one round trip.
+    # The dispatches' own jobs in flight and their failed attempts, the cells' jobs in flight,
+    # then the slots' runs: asked in one round trip, jobs before runs. Read by a board they are
+    # one snapshot (``shared_progress.one_snapshot``); read by a pass, under READ COMMITTED,
+    # each statement sees what had committed when it began, and in this order a push landing
+    # between them shows its job still in flight beside its run (a slot waits or launches less
+    # for a moment), never a job gone with no run (a block that never happened).
     if connection.vendor == "postgresql":
-        run_rows, in_flight_rows, *job_rows = fetch_rows(
-            _slot_runs_sql(cells_sql, max_target), _cell_in_flight(cells), *jobs.queries
+        *job_rows, in_flight_rows, run_rows = fetch_rows(
+            *jobs.queries, _cell_in_flight(cells), _slot_runs_sql(cells_sql, max_target)
         )
         runs = _by_cell(run_rows)
-    else:
+    else:  # SQLite (the demo): statement by statement, runs first
         runs = _slot_runs(cells, max_target)
         in_flight_rows, *job_rows = fetch_rows(_cell_in_flight(cells), *jobs.queries)
     cell_in_flight = dict(in_flight_rows)

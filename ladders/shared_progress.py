@@ -33,9 +33,10 @@ import hashlib
 import re
 import threading
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 
-from django.db import connection
+from django.db import connection, transaction
 
 from ladders import access, evidence, origins, progress
 from ladders.models import Dispatch, DispatchCell, Ladder
@@ -335,8 +336,25 @@ def check(viewer, ladder_id: int, version: str | None) -> Check:
 # Computing -----------------------------------------------------------------------------------
 
 
+@contextmanager
+def one_snapshot():
+    """Everything read inside reads one snapshot of the database: the evidence of a board
+    (runs, jobs in flight, failures, reviews) is read by several statements, and under READ
+    COMMITTED each would see the database as it was when it began, so a push committing between
+    two of them made a state that never existed (a climber blocked beside the run that passed
+    it). A read-only REPEATABLE READ transaction on PostgreSQL. Inside a transaction already,
+    that transaction's. (SQLite, the embedded demo, reads as before: a transaction there would
+    hold the file's read lock for the whole computation, beside the demo's one writer.)"""
+    if connection.in_atomic_block or connection.vendor != "postgresql":
+        yield
+        return
+    with transaction.atomic(), connection.cursor() as cursor:
+        cursor.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY")
+        yield
+
+
 def _full(ladder_id: int, look: Look) -> Board:
-    with telemetry.PROGRESS_SECONDS.labels(kind="full").time():
+    with telemetry.PROGRESS_SECONDS.labels(kind="full").time(), one_snapshot():
         return _computed(ladder_id, look)
 
 
@@ -370,7 +388,7 @@ def _computed(ladder_id: int, look: Look) -> Board:
 
 def _partial(board: Board, look: Look) -> Board:
     """The board with the climbers holding the changed cells computed again."""
-    with telemetry.PROGRESS_SECONDS.labels(kind="partial").time():
+    with telemetry.PROGRESS_SECONDS.labels(kind="partial").time(), one_snapshot():
         return _recomputed(board, look)
 
 
