@@ -57,6 +57,8 @@ ALLOWED = {
     "server's clock, before the proposal existed)",
     "host_not_allowed": "a webhook URL whose host the deployment's setting does not allow (a "
     "loopback or private address not listed in LOOPWEB_WEBHOOK_ALLOWED_HOSTS)",
+    "not_validator_rated": "a rung pinning a stored case version that is legacy, or of a "
+    "performance or game jam case (one the fuzzer may have created itself): the kind is state",
 }
 
 
@@ -66,6 +68,7 @@ ALLOWED_MESSAGES = {
     "Give every rung id of the ladder exactly once": "does_not_exist",
     "The dispatch has no climber with key": "does_not_exist",
     "No evalset has the hash": "does_not_exist",
+    "A rung must be validator-rated": "not_validator_rated",
 }
 #: What an E195 error says when it is a conflict between names, not a malformed value.
 KIND_CONFLICTS = ("a name keeps the kind", "in the acceptance rule of", "in this rule's")
