@@ -35,6 +35,31 @@ def _in_another_connection(action) -> None:
     assert not errors, errors
 
 
+def push_between_the_evidences_statements(monkeypatch, driver, job) -> list:
+    """Make the next evidence read commit ``job``'s perfect push, from another connection, right
+    after its first statement; the list returned holds True once it has."""
+    real = evidence.fetch_rows
+    pushed = []
+
+    def push_after_the_first_statement(*queries):
+        head = real(queries[0])
+        if not pushed:
+            pushed.append(True)
+            _in_another_connection(
+                lambda: run_services.push_run(
+                    pushed_by=driver,
+                    job_id=job.pk,
+                    outcome="completed",
+                    record=PERFECT,
+                    finished_at=timezone.now(),
+                )
+            )
+        return head + real(*queries[1:])
+
+    monkeypatch.setattr(evidence, "fetch_rows", push_after_the_first_statement)
+    return pushed
+
+
 @pytest.fixture
 def blocked_beside_a_running_sibling(owner, driver):
     """earlyStop on, two runs a rung, no retries: one attempt failed for good while its sibling
@@ -60,24 +85,7 @@ def test_a_push_landing_between_the_evidences_statements_is_all_in_or_all_out(
 ):
     ladder, sibling = blocked_beside_a_running_sibling
     real = evidence.fetch_rows
-    pushed = []
-
-    def push_after_the_first_statement(*queries):
-        head = real(queries[0])
-        if not pushed:
-            pushed.append(True)
-            _in_another_connection(
-                lambda: run_services.push_run(
-                    pushed_by=driver,
-                    job_id=sibling.pk,
-                    outcome="completed",
-                    record=PERFECT,
-                    finished_at=timezone.now(),
-                )
-            )
-        return head + real(*queries[1:])
-
-    monkeypatch.setattr(evidence, "fetch_rows", push_after_the_first_statement)
+    pushed = push_between_the_evidences_statements(monkeypatch, driver, sibling)
     board = shared_progress.read(ladder.pk)
     assert pushed
     [climber] = [part for part in board.parts]
@@ -101,25 +109,7 @@ def test_a_pass_never_records_a_block_made_of_two_moments(
     from ladders.models import Dispatch, DispatchClimber
 
     ladder, sibling = blocked_beside_a_running_sibling
-    real = evidence.fetch_rows
-    pushed = []
-
-    def push_after_the_first_statement(*queries):
-        head = real(queries[0])
-        if not pushed:
-            pushed.append(True)
-            _in_another_connection(
-                lambda: run_services.push_run(
-                    pushed_by=driver,
-                    job_id=sibling.pk,
-                    outcome="completed",
-                    record=PERFECT,
-                    finished_at=timezone.now(),
-                )
-            )
-        return head + real(*queries[1:])
-
-    monkeypatch.setattr(evidence, "fetch_rows", push_after_the_first_statement)
+    pushed = push_between_the_evidences_statements(monkeypatch, driver, sibling)
     services.run_launch_pass(ladder_id=ladder.pk)
     assert pushed
     assert list(DispatchClimber.objects.values_list("blocked", flat=True)) == [""]
