@@ -14,7 +14,6 @@ from django.contrib.admin.helpers import ACTION_CHECKBOX_NAME
 from django.contrib.auth.models import Permission
 from django.db.models import Model
 from django.urls import reverse
-from django.utils import timezone
 from django_tasks_db.models import DBTaskResult
 
 from evalsets.models import AdvisoryFlag, EvalsetRun, OutcomeResult, Proposal, RevertDraft
@@ -25,11 +24,11 @@ from loopweb.runs import services as run_services
 from loopweb.runs.models import Change, Job, Review
 from loopweb.webhooks import services as webhook_services
 from loopweb.webhooks.models import Delivery, Subscription
-from signals_app import services as signal_services
 from signals_app.models import Signal
 from tests.console.helpers import Browser, form_data, text_of
 from tests.evalsets.helpers import regressed_and_costlier
 from tests.factories import CaseVersionFactory, CombinationFactory, UserFactory
+from tests.fuzz.world import signal_services_add
 from tests.ladders.builders import climbers, make_ladder, queued, versions
 from tests.runs.helpers import claim, finish, hand_job
 
@@ -54,18 +53,7 @@ class Cast(SimpleNamespace):
             review = run_services.review_run(
                 run=run, reviewer=self.owner, aesthetic_rating=4, writeup="tidy", verdict="accept"
             )
-            signal_services.add_signals(
-                run=run,
-                body={
-                    "id": "ci-1",
-                    "kind": "verdict",
-                    "name": "tests",
-                    "value": "pass",
-                    "observed_at": timezone.now().isoformat(),
-                    "tier": "verified",
-                },
-                recorded_by=self.owner,
-            )
+            signal_services_add(run, self.owner)
             first.refresh_from_db()
             self._chain = SimpleNamespace(
                 version=version, first=first, retry=retry, run=run, review=review
