@@ -143,9 +143,11 @@ def _pg_remove(spec: Captured) -> list[str]:
 
 def _sqlite_record(keys: str) -> str:
     return (
-        # The counter row may be gone (a flush empties every table): it starts again at 0.
+        # The counter row may be gone (a flush empties the tables one by one, and deleting a
+        # captured table records changes): it starts again above every stamp recorded.
         f"INSERT INTO {HORIZON} (pruned_below, counter)"
-        f" SELECT 0, 0 WHERE NOT EXISTS (SELECT 1 FROM {HORIZON});"
+        f" SELECT 0, COALESCE((SELECT max(stamp) FROM {CHANGE}), 0)"
+        f" WHERE NOT EXISTS (SELECT 1 FROM {HORIZON});"
         f" UPDATE {HORIZON} SET counter = counter + 1;"
         f" INSERT INTO {CHANGE} (key, stamp, at)"
         f" SELECT k, (SELECT counter FROM {HORIZON}), strftime('%Y-%m-%d %H:%M:%f', 'now')"
