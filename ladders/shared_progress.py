@@ -39,7 +39,7 @@ from dataclasses import dataclass, field
 from django.db import connection, transaction
 
 from ladders import access, evidence, origins, progress
-from ladders.models import Dispatch, DispatchCell, Ladder
+from ladders.models import Dispatch, DispatchCell, DispatchClimber, DispatchStatus, Ladder
 from ladders.progress import Head, Live, Part
 from ladders.selectors import ladders_for
 from loopweb import telemetry
@@ -232,17 +232,29 @@ def _look(ladder_id: int, since: str | None, viewer=None, also: str | None = Non
     entries, asked = [], ()
     if since:
         cells = DispatchCell.objects.filter(dispatch__ladder_id=ladder_id)
-        entries, asked = changes.unseen(since, keys=keys, cells=cells), (since,)
+        every = DispatchClimber.objects.filter(  # as ``_UNPINNED_SQL``
+            dispatch__ladder_id=ladder_id, dispatch__status=DispatchStatus.RUNNING, pinned_key=""
+        ).exists()
+        entries, asked = changes.unseen(since, keys=keys, cells=cells, every=every), (since,)
         if also and entries:
             entries += [
                 e
-                for e in changes.unseen(also, keys=keys, cells=cells)
+                for e in changes.unseen(also, keys=keys, cells=cells, every=every)
                 if changes.visible(e[1], since)
             ]
             asked = (since, also)
     seen = viewer is None or ladders_for(viewer).filter(pk=ladder_id).exists()
     under_way = progress.under_way(ladder_id)
     return Look(token, changes.horizon(), under_way, entries, seen, asked, began)
+
+
+#: Whether the ladder's running dispatch has a climber not pinned yet (it could not be resolved
+#: at Run): its cells, resolved live, are no dispatch cell until a pass pins them, so every
+#: cell's change counts until then (a board only computes again the climbers holding it).
+_UNPINNED_SQL = f"""(SELECT EXISTS (
+    SELECT 1 FROM {DispatchClimber._meta.db_table} AS dc
+    JOIN {Dispatch._meta.db_table} AS dd ON dd.id = dc.dispatch_id
+    WHERE dd.ladder_id = %(ladder)s AND dd.status = 'running' AND dc.pinned_key = ''))"""  # noqa: S608
 
 
 def _unseen_sql(token: str, seen_by: str | None = None) -> str:
@@ -259,7 +271,7 @@ def _unseen_sql(token: str, seen_by: str | None = None) -> str:
         FROM {Change._meta.db_table} AS c
         WHERE c.stamp >= %({token}_floor)s::bigint
         AND NOT pg_visible_in_snapshot(c.stamp::text::xid8, %({token})s::pg_snapshot) {seen}
-        AND (c.key = ANY(%(keys)s) OR EXISTS (
+        AND (c.key = ANY(%(keys)s) OR {_UNPINNED_SQL} OR EXISTS (
           SELECT 1 FROM {DispatchCell._meta.db_table} AS d
           WHERE d.cell_key = c.key AND d.dispatch_id = (
             SELECT id FROM {Dispatch._meta.db_table} WHERE ladder_id = %(ladder)s)

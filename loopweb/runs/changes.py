@@ -109,12 +109,14 @@ def horizon() -> int:
     return ChangeHorizon.objects.values_list("pruned_below", flat=True).first() or 0
 
 
-def unseen(token: str, *, keys: Iterable[str] = (), cells: QuerySet | None = None):
+def unseen(token: str, *, keys: Iterable[str] = (), cells: QuerySet | None = None, every=False):
     """The changes of ``keys`` (and, when given, of the ``cell_key`` values of the ``cells``
-    queryset) that are not visible in the token, as (id, stamp, key) triples — SQLite's way;
-    PostgreSQL's is in the one query of ``ladders.shared_progress``."""
+    queryset; with ``every``, of any key) that are not visible in the token, as (id, stamp, key)
+    triples — SQLite's way; PostgreSQL's is in the one query of ``ladders.shared_progress``."""
     matches = Q(key__in=list(keys))
-    if cells is not None:
+    if every:
+        matches = Q()
+    elif cells is not None:
         matches |= Exists(cells.filter(cell_key=OuterRef("key")))
     return list(
         Change.objects.filter(matches, stamp__gte=floor_of(token))

@@ -496,3 +496,37 @@ def test_a_write_outside_the_services_is_seen_by_the_next_read(owner, owner_api,
     after = progress(owner_api, ladder).json()
     assert after["climbers"][0]["tally"]["passing"] == 0
     assert after["version"] != before["version"]
+
+
+def test_a_run_in_the_cell_of_a_climber_not_yet_pinned_is_seen_by_the_next_read(
+    owner, owner_api, driver
+):
+    """A gg climber that could not be resolved at Run resolves once its configuration is fixed;
+    until a pass pins its cells they are no dispatch cell, and a run pushed to one must still
+    be seen by the next read (a board kept up to date by its cells' changes, and a 304, missed
+    it until the pass pinned the cell)."""
+    from tests.factories import GGConfigurationFactory, gg_combination
+    from tests.ladders.builders import outside
+
+    configuration = GGConfigurationFactory(name="duo", roles=["planner", "coder"], created_by=owner)
+    combo = gg_combination(configuration, {"planner": "thinker"})
+    [version] = versions(1)
+    ladder = make_ladder(owner, [version], [combo])
+    services.start_dispatch(ladder=ladder)
+    assert body(owner_api, ladder)["climbers"][0]["status"] == "blocked"
+    fixed = owner_api.put(
+        f"/api/gg-configurations/{configuration.pk}/",
+        {"name": "duo", "roles": ["planner"]},
+        format="json",
+    )
+    assert fixed.status_code == 200, fixed.json()
+    seen = progress(owner_api, ladder)
+    assert seen.json()["climbers"][0]["status"] == "running"
+
+    combo.refresh_from_db()
+    outside(driver, version, combo, PERFECT)
+
+    again = progress(owner_api, ladder, HTTP_IF_NONE_MATCH=seen.headers["ETag"])
+    assert again.status_code == 200
+    assert again.json()["climbers"][0]["slots"][0]["status"] == "passed"
+    assert body(owner_api, ladder)["climbers"][0]["slots"][0]["status"] == "passed"
