@@ -34,6 +34,7 @@ from ladders.statuses import (
     STOPPED,
     ended_climber_status,
 )
+from loopweb import stats
 from loopweb.runs import jsonbytes
 from loopweb.runs.arrays import in_ids
 from loopweb.runs.models import UNDER_WAY, CaseVersion, Outcome, Review
@@ -179,11 +180,14 @@ def climber_json(climber: ClimberStanding, slots: list[dict] | None = None) -> d
 
 
 def slot_json(slot: SlotStanding) -> dict:
+    tally = slot.tally
     return {
         "rung": slot.rung,
         "status": slot.status,
         "cellKey": slot.cell_key,
-        "tally": slot.tally.as_json() if slot.tally else None,
+        "tally": tally.as_json() if tally else None,
+        # The 95 % Wilson interval of its passing runs of its counted ones (docs/statistics.md).
+        "passRate": stats.pass_rate(tally.passing, tally.counted) if tally else None,
     }
 
 

@@ -21,10 +21,18 @@ CHANGE = 0.30
 CONFIDENCE = 0.95
 
 
+def _counts(passed: object, counted: object) -> bool:
+    """Whether ``passed`` of ``counted`` are counts a test can read (a boolean is not one)."""
+    if type(passed) is not int or type(counted) is not int:
+        return False
+    return 0 <= passed <= counted
+
+
 @lru_cache(maxsize=4096)
 def wilson(passed: int, counted: int) -> tuple[float, float] | None:
-    """The 95 % Wilson score interval of ``passed`` of ``counted``; None when nothing counted."""
-    if counted <= 0:
+    """The 95 % Wilson score interval of ``passed`` of ``counted``; None when nothing counted
+    (or the counts are not counts)."""
+    if not _counts(passed, counted) or counted == 0:
         return None
     from scipy.stats import binomtest
 
@@ -65,7 +73,9 @@ def fisher(a_passed: int, a_counted: int, b_passed: int, b_counted: int) -> floa
     """Fisher's exact test, two-sided, of ``a_passed`` of ``a_counted`` against ``b_passed`` of
     ``b_counted``: the chance of a table at least as lopsided with the same margins if both sides
     had one pass rate. 1 when either side counted nothing (no evidence, no difference)."""
-    if a_counted <= 0 or b_counted <= 0:
+    if not (_counts(a_passed, a_counted) and _counts(b_passed, b_counted)):
+        return 1.0
+    if a_counted == 0 or b_counted == 0:
         return 1.0
     from scipy.stats import fisher_exact
 

@@ -11,6 +11,7 @@ from functools import lru_cache
 from django.utils.html import escape
 
 from ladders.statuses import BLOCKED, RUNNING
+from loopweb import stats
 from loopweb.console.presenters import SLOT_SYMBOLS, climber_status_text, shown_status, tally_items
 
 
@@ -27,7 +28,8 @@ def _tip_body(number: int, status: str, current: bool, tally: tuple[tuple[str, i
         f"<div><dt>{term}</dt><dd>{value}</dd></div>" for term, value in tally_items(dict(tally))
     )
     title = f"Rung {number} · {status}" + (" · current rung" if current else "")
-    return f'<p class="tip-title">{title}</p><dl>{items}</dl>'
+    rate = stats.pass_rate_text(stats.pass_rate_of(dict(tally)))
+    return f'<p class="tip-title">{title}</p><p class="tip-rate">{rate}</p><dl>{items}</dl>'
 
 
 def row_html(index: int, climber: dict, numbers: dict[str, int], *, live: bool, oob=False) -> str:

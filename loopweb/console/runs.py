@@ -16,6 +16,7 @@ from django.http import Http404
 from ladders import shared_progress
 from ladders.models import Ladder
 from ladders.origins import origin
+from loopweb import stats
 from loopweb.console import queries
 from loopweb.console.presenters import (
     climber_status_text,
@@ -147,6 +148,7 @@ def slot_detail(ladder: Ladder, index: int, rung_id: str) -> dict:
         "status": slot["status"],
         "dispatch_status": status_label(progress["ladder"]["status"]),
         "tally": tally_items(tally),
+        "pass_rate": stats.pass_rate_text(stats.pass_rate_of(tally)) if tally else "",
         "cards": [],
         "jobs": [],
     }

@@ -113,13 +113,21 @@ class CompareView(Exported):
         parameters=[
             OpenApiParameter("a", str, required=True, description="A record id or current."),
             OpenApiParameter("b", str, required=True, description="A record id or current."),
+            OpenApiParameter(
+                "alpha",
+                float,
+                description="The significance level of the verdicts, 0 < alpha < 0.5 "
+                "(default 0.05; docs/statistics.md).",
+            ),
             FORMAT,
         ],
         responses=json_or_csv(schema.CompareSerializer),
     )
     def get(self, request, pk: int):
         ladder = self.ladder()
-        result = selectors.compared(ladder, request.GET.get("a"), request.GET.get("b"))
+        result = selectors.compared(
+            ladder, request.GET.get("a"), request.GET.get("b"), request.GET.get("alpha")
+        )
         if self.as_csv():
             name = f"ladder-{ladder.pk}-compare-{result['a']['id']}-{result['b']['id']}.csv"
             return self.csv(exports.compare_csv(result), name)

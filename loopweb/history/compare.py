@@ -1,7 +1,8 @@
 """Two standings side by side: each climber's height in both, which way it moved, the slots
 whose verdict flipped, and what each cost. Pure."""
 
-from loopweb.history import costs
+from loopweb import stats
+from loopweb.history import costs, significance
 from loopweb.history.models import DispatchRecord
 from loopweb.history.records import VERDICTS, head_json
 
@@ -34,8 +35,9 @@ def _pins(record: DispatchRecord):
         yield (*pin, seen[pin])
 
 
-def compare(a: DispatchRecord, b: DispatchRecord) -> dict:
-    """``b`` against ``a``: up means ``b`` climbed higher. Climbers in ``b``'s order, then those
+def compare(a: DispatchRecord, b: DispatchRecord, alpha: float = stats.ALPHA) -> dict:
+    """``b`` against ``a``: up means ``b`` climbed higher, ``significance`` how sure that is at
+    ``alpha`` (``significance.judge``). Climbers in ``b``'s order, then those
     only ``a`` had. A slot flipped when both climbed its rung (the same rung id) and its status
     differs, one side at least a verdict (passed or failed). Rungs are matched by their pin (an
     edit that re-adds a rung mints a new id for the same pin), the k-th of a pin named twice
@@ -59,6 +61,10 @@ def compare(a: DispatchRecord, b: DispatchRecord) -> dict:
                 "b": _side(cb),
                 "change": change(ca, cb),
                 "totals": {"a": ta, "b": tb, "difference": costs.difference(ta, tb)},
+                "evidence": significance.evidence(
+                    a.slots[ia] if ia is not None else None,
+                    b.slots[ib] if ib is not None else None,
+                ),
             }
         )
         if ca is None or cb is None:
@@ -73,12 +79,19 @@ def compare(a: DispatchRecord, b: DispatchRecord) -> dict:
                 flipped.append(
                     {"climber": key, "rung": rung, "rungNumber": jb + 1, "a": sa, "b": sb}
                 )
+    significance.judge(climbers, alpha)
     return {
         "a": head_json(a),
         "b": head_json(b),
         "climbers": climbers,
         "flipped": flipped,
         "changes": {kind: sum(c["change"] == kind for c in climbers) for kind in CHANGES},
+        "verdicts": {
+            kind: sum(c["significance"]["verdict"] == kind for c in climbers)
+            for kind in significance.VERDICTS
+        },
+        "significance": significance.summary(a, b, alpha),
+        "configurationDiffers": significance.configuration_differs(a, b),
         "totals": {
             "a": a.totals,
             "b": b.totals,

@@ -10,6 +10,7 @@ from django.views.decorators.gzip import gzip_page
 from django.views.decorators.http import require_safe
 
 from ladders.models import Dispatch, DispatchStatus
+from loopweb import stats
 from loopweb.console.access import signed_in, viewable_ladder
 from loopweb.console.presenters import status_label, version_of
 from loopweb.history import charts, records, selectors
@@ -162,6 +163,67 @@ def default_sides(ladder) -> tuple[str, str]:
     return (latest[0], latest[0]) if latest else ("", "")
 
 
+def _pin_text(pin: dict) -> str:
+    text = f"{pin['case']}@{pin['version']}"
+    if pin.get("variant") not in (None, "default"):
+        text += f" ({pin['variant']})"
+    if pin.get("engine"):
+        text += f" on {pin['engine']}"
+    return text
+
+
+DIFFERENCE_NAMES = {
+    "rungs": "Rungs",
+    "runsPerRung": "Runs per rung",
+    "gate.floor": "Gate floor",
+    "gate.threshold": "Gate threshold",
+    "gate.unloadedCountsAsBroken": "Unloaded builds count as broken",
+    "gate.earlyStop": "Early stop",
+    "retryCount": "Automatic retries",
+    "outerAxis": "Climb order",
+    "runsInFlightLimit": "Runs in flight limit",
+}
+
+
+def _value_text(value) -> str:
+    if isinstance(value, dict) and "case" in value:
+        return _pin_text(value)
+    if isinstance(value, dict):
+        return ", ".join(f"{k} {v}" for k, v in value.items())
+    if value is None:
+        return "none"
+    return str(value)
+
+
+def difference_text(difference: dict) -> str:
+    """One configuration difference as the compare page says it: ``Rung 1: a@1 → a@2``."""
+    what, a, b = difference["what"], difference["a"], difference["b"]
+    if what == "climbers":
+        parts = []
+        if a:
+            parts.append(f"only in A: {', '.join(a)}")
+        if b:
+            parts.append(f"only in B: {', '.join(b)}")
+        return f"Climbers: {'; '.join(parts)}"
+    if what.startswith("rungs.") and what.endswith(".runs"):
+        name = f"Runs on rung {what.split('.')[1]}"
+    elif what.startswith("rungs."):
+        name = f"Rung {what.split('.')[1]}"
+    else:
+        name = DIFFERENCE_NAMES.get(what, what)
+    return f"{name}: {_value_text(a)} → {_value_text(b)}"
+
+
+def _p(value: float | None) -> str:
+    return "–" if value is None else f"{value:.2g}"
+
+
+def evidence_text(row: dict) -> str:
+    """``rung 1: 0 of 5 passed (0–43 %) → 5 of 5 passed (57–100 %), p = 0.0079``."""
+    a, b = (stats.pass_rate_text(row[side]["passRate"]) for side in ("a", "b"))
+    return f"rung {row['rung']}: {a} → {b}, p = {_p(row['pValue'])}"
+
+
 @signed_in
 @require_safe
 def compare(request, pk: int):
@@ -176,12 +238,14 @@ def compare(request, pk: int):
         "choices": list(selectors.records_of(ladder).values_list("pk", "ended_at", "status")[:50]),
         "nav": "ladders",
     }
+    alpha = request.GET.get("alpha")
+    context["alpha"] = alpha or ""
     status = 200
     try:
-        result = selectors.compared(ladder, a, b)
+        result = selectors.compared(ladder, a, b, alpha)
     except ValidationError as exc:
         context["errors"] = [f"{field}: {' '.join(m)}" for field, m in exc.message_dict.items()]
-        status = 400 if "a" in request.GET or "b" in request.GET else 200
+        status = 400 if {"a", "b", "alpha"} & set(request.GET) else 200
     else:
         context["result"] = result
         context["rows"] = [
@@ -192,9 +256,15 @@ def compare(request, pk: int):
                 "usd_difference": charts.usd_change(
                     (c["totals"]["difference"] or {}).get("usdMicros")
                 ),
+                "evidence": [evidence_text(e) for e in c["evidence"]],
+                "verdict": c["significance"]["verdict"],
+                "p_value": _p(c["significance"]["pValue"]),
+                "adjusted_p": _p(c["significance"]["adjustedP"]),
             }
             for c in result["climbers"]
         ]
+        context["differs"] = [difference_text(d) for d in result["configurationDiffers"]]
+        context["power"] = result["significance"]["power"]
         difference = result["totals"]["difference"]
         context["total_a"] = charts.cost_text(result["totals"]["a"])
         context["total_b"] = charts.cost_text(result["totals"]["b"])

@@ -4,6 +4,7 @@ fixes. One row per rung slot for a standing, one per climber for a compare. Pure
 import csv
 import io
 
+from loopweb import stats
 from loopweb.history import costs
 from loopweb.history.models import DispatchRecord
 from loopweb.history.records import TALLY, VERDICTS
@@ -30,6 +31,9 @@ STANDING_COLUMNS = (
     "verdict",
     *TALLY_COLUMNS,
     *COST_COLUMNS,
+    # The slot's 95 % Wilson interval of passing of counted runs (docs/statistics.md).
+    "pass_rate_low",
+    "pass_rate_high",
 )
 COMPARE_COLUMNS = (
     "climber_key",
@@ -43,6 +47,12 @@ COMPARE_COLUMNS = (
     *(f"b_{c}" for c in COST_COLUMNS),
     *(f"difference_{c}" for c in COST_COLUMNS),
     "flipped",
+    # API.md "Significance": the climber's verdict, its p-values, and its evidence as
+    # ``rung:passed/counted>passed/counted`` separated by spaces.
+    "verdict",
+    "p_value",
+    "adjusted_p",
+    "evidence",
 )
 
 
@@ -100,6 +110,18 @@ def standing_csv(record: DispatchRecord | None) -> str:
     if record is None:
         return "".join(text)
     no_tally, no_totals = "," * (len(TALLY) - 1), "," * (len(costs.NAMES) - 1)
+    counted_at, passing_at = TALLY.index("counted"), TALLY.index("passing")
+    intervals: dict[tuple[int, int], str] = {(0, 0): ","}  # (passing, counted): its two fields
+
+    def interval(tally) -> str:
+        if not tally:
+            return ","
+        key = (tally[passing_at], tally[counted_at])
+        text = intervals.get(key)
+        if text is None:
+            bounds = stats.wilson(*key)
+            text = intervals[key] = ",".join(map(str, bounds)) if bounds else ","
+        return text
 
     def numbers(values, empty: str) -> str:
         if not values:
@@ -130,12 +152,17 @@ def standing_csv(record: DispatchRecord | None) -> str:
             if verdict is None:
                 verdict = judged[status] = line([status, status if status in VERDICTS else ""])
             tallied, paid = numbers(tally, no_tally), numbers(totals, no_totals)
-            text.append(f"{who},{rung},{verdict},{tallied},{paid}\r\n")
+            text.append(f"{who},{rung},{verdict},{tallied},{paid},{interval(tally)}\r\n")
     return "".join(text)
 
 
 def _totals(totals: dict | None) -> list:
     return [None if totals is None else totals[name] for name in costs.NAMES]
+
+
+def _evidence(row: dict) -> str:
+    a, b = row["a"], row["b"]
+    return f"{row['rung']}:{a['passed']}/{a['counted']}>{b['passed']}/{b['counted']}"
 
 
 def compare_csv(result: dict) -> str:
@@ -160,6 +187,10 @@ def compare_csv(result: dict) -> str:
                 *_totals(totals["b"]),
                 *_totals(totals["difference"]),
                 " ".join(flips.get(c["key"], [])),
+                c["significance"]["verdict"],
+                c["significance"]["pValue"],
+                c["significance"]["adjustedP"],
+                " ".join(_evidence(e) for e in c["evidence"]),
             ]
         )
     return _text(rows, COMPARE_COLUMNS)

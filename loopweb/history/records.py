@@ -16,6 +16,7 @@ from django.db.models import Exists, OuterRef, QuerySet
 from ladders import progress, shared_progress
 from ladders.models import Dispatch, DispatchStatus, FinalStanding
 from ladders.statuses import FAILED, PASSED
+from loopweb import stats
 from loopweb.history import costs
 from loopweb.history.models import DispatchRecord
 
@@ -245,11 +246,13 @@ def rungs_json(record: DispatchRecord) -> list[dict]:
 
 def slot_json(rung: dict, slot: list) -> dict:
     status, tally, totals = slot
+    tallied = dict(zip(TALLY, tally, strict=True)) if tally else None
     return {
         "rung": rung["id"],
         "status": status,
         "verdict": status if status in VERDICTS else None,
-        "tally": dict(zip(TALLY, tally, strict=True)) if tally else None,
+        "tally": tallied,
+        "passRate": stats.pass_rate_of(tallied),
         "totals": dict(zip(costs.NAMES, totals, strict=True)) if totals else None,
     }
 

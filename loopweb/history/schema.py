@@ -64,11 +64,22 @@ class RecordSummarySerializer(HeadSerializer):
     climbers = RecordClimberSerializer(many=True)
 
 
+class PassRateSerializer(s.Serializer):
+    passed = s.IntegerField(help_text="The counted runs that cleared the gate's floor.")
+    counted = s.IntegerField()
+    low = s.FloatField(help_text="The 95 % Wilson interval's lower bound (docs/statistics.md).")
+    high = s.FloatField(help_text="The 95 % Wilson interval's upper bound.")
+
+
+PASS_RATE_HELP = "The slot's pass rate with its 95 % Wilson interval; null when nothing counted."
+
+
 class SlotSerializer(s.Serializer):
     rung = s.CharField()
     status = s.CharField()
     verdict = s.CharField(allow_null=True)
     tally = s.DictField(child=s.IntegerField(), allow_null=True)
+    passRate = PassRateSerializer(allow_null=True, help_text=PASS_RATE_HELP)
     totals = TotalsSerializer(allow_null=True)
 
 
@@ -96,12 +107,46 @@ class TotalsComparedSerializer(s.Serializer):
     difference = TotalsSerializer(allow_null=True, help_text="b − a, field by field.")
 
 
+VERDICTS = ["up", "down", "same", "inconclusive", "new", "gone"]
+
+
+class ClimberSignificanceSerializer(s.Serializer):
+    verdict = s.ChoiceField(
+        choices=VERDICTS,
+        help_text="up or down only when the height changed and adjustedP < alpha; a change that "
+        "is not significant is inconclusive.",
+    )
+    pValue = s.FloatField(
+        allow_null=True,
+        help_text="The smallest Fisher exact p-value over the rungs between the two heights "
+        "(null unless the height changed).",
+    )
+    adjustedP = s.FloatField(
+        allow_null=True, help_text="Holm-adjusted over the climbers whose height changed."
+    )
+
+
+class EvidenceSideSerializer(s.Serializer):
+    passed = s.IntegerField()
+    counted = s.IntegerField()
+    passRate = PassRateSerializer(allow_null=True, help_text=PASS_RATE_HELP)
+
+
+class EvidenceSerializer(s.Serializer):
+    rung = s.IntegerField(help_text="The rung's position, 1-based (rungs pair by position).")
+    a = EvidenceSideSerializer()
+    b = EvidenceSideSerializer()
+    pValue = s.FloatField(help_text="Fisher's exact test, two-sided, between the two sides.")
+
+
 class ComparedClimberSerializer(s.Serializer):
     key = s.CharField()
     label = s.CharField()
     a = SideSerializer(allow_null=True)
     b = SideSerializer(allow_null=True)
     change = s.ChoiceField(choices=["up", "down", "same", "new", "gone"])
+    significance = ClimberSignificanceSerializer()
+    evidence = EvidenceSerializer(many=True)
     totals = TotalsComparedSerializer()
 
 
@@ -113,10 +158,49 @@ class FlippedSerializer(s.Serializer):
     b = s.CharField()
 
 
+class FlipsSerializer(s.Serializer):
+    up = s.IntegerField(help_text="Slots decided in both records that went failed → passed.")
+    down = s.IntegerField(help_text="Slots decided in both records that went passed → failed.")
+
+
+class PowerSerializer(s.Serializer):
+    change = s.FloatField(help_text="The change in a rung's pass rate planned for (0.3: 30 %).")
+    alpha = s.FloatField()
+    power = s.FloatField()
+    runsPerRung = s.IntegerField(
+        help_text="Runs per rung that tell such a change from chance, around a 50 % pass rate."
+    )
+    fewestRunsPerRung = s.DictField(
+        child=s.IntegerField(allow_null=True),
+        help_text="{a, b}: the fewest runs any rung of each record's configuration asked for.",
+    )
+
+
+class SignificanceSerializer(s.Serializer):
+    alpha = s.FloatField()
+    test = s.ChoiceField(choices=["fisher_exact"])
+    correction = s.ChoiceField(choices=["holm"])
+    flips = FlipsSerializer()
+    pValue = s.FloatField(help_text="McNemar's exact test (binomial) on the flipped slots.")
+    power = PowerSerializer()
+
+
+class ConfigurationDifferenceSerializer(s.Serializer):
+    what = s.CharField(
+        help_text="rungs, rungs.N (a pin), runsPerRung or rungs.N.runs, gate.<key>, "
+        "retryCount, outerAxis, runsInFlightLimit or climbers (the keys only in each side)."
+    )
+    a = s.JSONField()
+    b = s.JSONField()
+
+
 class CompareSerializer(s.Serializer):
     a = HeadSerializer()
     b = HeadSerializer()
     climbers = ComparedClimberSerializer(many=True)
     flipped = FlippedSerializer(many=True)
     changes = s.DictField(child=s.IntegerField())
+    verdicts = s.DictField(child=s.IntegerField(), help_text="Climbers by significance verdict.")
+    significance = SignificanceSerializer()
+    configurationDiffers = ConfigurationDifferenceSerializer(many=True)
     totals = TotalsComparedSerializer()

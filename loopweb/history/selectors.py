@@ -5,7 +5,7 @@ from django.core.exceptions import ValidationError
 from django.db.models import QuerySet
 
 from ladders.models import Dispatch, Ladder
-from loopweb.history import compare, records
+from loopweb.history import compare, records, significance
 from loopweb.history.models import Activity, DispatchRecord
 from loopweb.runs.numbers import MAX_ID, typed_integer
 
@@ -60,10 +60,14 @@ def side(ladder: Ladder, value: str | None, field: str) -> DispatchRecord:
     return found
 
 
-def compared(ladder: Ladder, a: str | None, b: str | None) -> dict:
-    """``compare.compare`` of the two sides; a 400 naming each bad one."""
+def compared(ladder: Ladder, a: str | None, b: str | None, alpha: str | None = None) -> dict:
+    """``compare.compare`` of the two sides at ``alpha`` (``?alpha=``, text as sent); a 400
+    naming each bad one."""
     errors = {}
     sides = {}
+    level = significance.parse_alpha(alpha)
+    if isinstance(level, str):
+        errors["alpha"] = [level]
     for field, value in (("a", a), ("b", b)):
         if field == "b" and b == a and "a" in sides:
             sides["b"] = sides["a"]  # the same side twice is read once
@@ -74,7 +78,8 @@ def compared(ladder: Ladder, a: str | None, b: str | None) -> dict:
             errors.update(exc.message_dict)
     if errors:
         raise ValidationError(errors)
-    return compare.compare(sides["a"], sides["b"])
+    assert isinstance(level, float)  # or it was among the errors
+    return compare.compare(sides["a"], sides["b"], level)
 
 
 def activity_of(ladder: Ladder, n: int = 10) -> list[Activity]:

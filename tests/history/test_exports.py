@@ -8,6 +8,7 @@ import pytest
 
 from ladders import services
 from ladders.models import Ladder
+from loopweb import stats
 from loopweb.history import exports
 from loopweb.history.models import DispatchRecord
 from tests.history.helpers import PAID, PAID_BROKEN, compare, history, record
@@ -215,6 +216,7 @@ def _as_the_writer_writes(record) -> str:
                 status if status in ("passed", "failed") else "",
                 *(tally or [""] * 7),
                 *(totals or [""] * 6),
+                *((stats.wilson(tally[3], tally[0]) if tally else None) or ("", "")),
             ]
             writer.writerow([_as_text(value) for value in fields])
     return out.getvalue()
@@ -287,6 +289,8 @@ def test_a_text_cell_a_spreadsheet_would_run_as_a_formula_is_written_as_text(sta
                     "b": {"reached": 1, "status": "completed"},
                     "change": "new",
                     "totals": {"a": None, "b": None, "difference": None},
+                    "significance": {"verdict": "new", "pValue": None, "adjustedP": None},
+                    "evidence": [],
                 }
             ],
         }

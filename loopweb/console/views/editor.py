@@ -11,6 +11,7 @@ from ladders import services
 from ladders.access import NOT_CREATED, creates_ladders
 from ladders.models import Ladder
 from ladders.selectors import ladder_config_json
+from loopweb import stats
 from loopweb.console import editor
 from loopweb.console.access import controlled_ladder, signed_in
 from loopweb.console.forms import EditorState, service_errors, validate_ladder
@@ -87,6 +88,8 @@ def _editor(request, ladder: Ladder | None):
         "focus": focus,
         "floors": editor.FLOORS,
         "account_limit": account_limit(owner.pk),
+        # How many runs per rung tell a 30-point change in a rung's pass rate from chance.
+        "runs_needed": stats.runs_per_rung_needed(stats.CHANGE),
     }
     template = "console/_editor_form.html" if request.htmx else "console/editor.html"
     return render(request, template, context)

@@ -1,0 +1,185 @@
+"""How sure a compare's changes are (API.md "Significance", docs/statistics.md). Pure: reads two
+records' slots and snapshots, and leaves every probability to ``loopweb.stats``.
+
+Rungs pair by position (the k-th rung of A with the k-th of B), climbers by key. A rung's
+evidence is the counted runs of its slot and how many of them cleared the gate's floor in that
+record (the tally's ``passing``).
+"""
+
+from collections.abc import Sequence
+
+from loopweb import stats
+from loopweb.history.models import DispatchRecord
+from loopweb.history.records import TALLY
+
+UP, DOWN, SAME, INCONCLUSIVE, NEW, GONE = "up", "down", "same", "inconclusive", "new", "gone"
+VERDICTS = (UP, DOWN, SAME, INCONCLUSIVE, NEW, GONE)
+PASSED, FAILED = "passed", "failed"
+TEST, CORRECTION = "fisher_exact", "holm"
+
+_COUNTED, _PASSING = TALLY.index("counted"), TALLY.index("passing")
+#: The longest ``?alpha=`` read: a number, not an essay.
+MAX_ALPHA_TEXT = 32
+ALPHA_RULE = "Must be a number between 0 and 0.5 (both excluded), such as 0.05."
+
+
+def parse_alpha(raw: str | None) -> float | str:
+    """``?alpha=`` as a float in (0, 0.5), the default when absent, or what is wrong with it."""
+    if raw is None:
+        return stats.ALPHA
+    try:
+        alpha = float(raw) if len(raw) <= MAX_ALPHA_TEXT else None
+    except ValueError:
+        alpha = None
+    if alpha is None or not 0 < alpha < 0.5:  # NaN fails both comparisons
+        return ALPHA_RULE
+    return alpha
+
+
+def counts(slot: Sequence | None) -> tuple[int, int]:
+    """A record slot's ``(passed, counted)``: (0, 0) for a slot never reached."""
+    if not slot or not slot[1]:
+        return 0, 0
+    tally = slot[1]
+    return tally[_PASSING], tally[_COUNTED]
+
+
+def _side(passed: int, counted: int) -> dict:
+    return {"passed": passed, "counted": counted, "passRate": stats.pass_rate(passed, counted)}
+
+
+def evidence(slots_a: Sequence | None, slots_b: Sequence | None) -> list[dict]:
+    """Each rung position where either record counted runs: both sides' counts and Fisher's
+    exact p-value between them."""
+    slots_a, slots_b = slots_a or (), slots_b or ()
+    rows = []
+    for j in range(max(len(slots_a), len(slots_b))):
+        pa, ca = counts(slots_a[j]) if j < len(slots_a) else (0, 0)
+        pb, cb = counts(slots_b[j]) if j < len(slots_b) else (0, 0)
+        if ca or cb:
+            rows.append(
+                {
+                    "rung": j + 1,
+                    "a": _side(pa, ca),
+                    "b": _side(pb, cb),
+                    "pValue": stats.fisher(pa, ca, pb, cb),
+                }
+            )
+    return rows
+
+
+def between(rows: list[dict], reached_a: int, reached_b: int) -> float:
+    """The smallest p-value over the rungs between two heights: the rungs one record passed and
+    the other did not (1 when none of them has evidence on both sides)."""
+    low, high = sorted((reached_a, reached_b))
+    return min((r["pValue"] for r in rows if low < r["rung"] <= high), default=1.0)
+
+
+def flips(a: DispatchRecord, b: DispatchRecord) -> dict[str, int]:
+    """Rung slots decided in both records whose verdict changed: failed → passed is up."""
+    up = down = 0
+    in_a = {c["key"]: i for i, c in enumerate(a.climbers)}
+    for ib, climber in enumerate(b.climbers):
+        ia = in_a.get(climber["key"])
+        if ia is None:
+            continue
+        for sa, sb in zip(a.slots[ia], b.slots[ib], strict=False):
+            if sa[0] == FAILED and sb[0] == PASSED:
+                up += 1
+            elif sa[0] == PASSED and sb[0] == FAILED:
+                down += 1
+    return {"up": up, "down": down}
+
+
+def judge(climbers: list[dict], alpha: float) -> None:
+    """Give each compared climber (``change`` and ``evidence`` set, and both sides' heights) its
+    ``significance``: Holm-adjusted over the climbers whose height changed."""
+    moved = [c for c in climbers if c["change"] in (UP, DOWN)]
+    pvalues = [between(c["evidence"], c["a"]["reached"], c["b"]["reached"]) for c in moved]
+    adjusted = stats.holm(pvalues)
+    for climber, p, q in zip(moved, pvalues, adjusted, strict=True):
+        verdict = climber["change"] if q < alpha else INCONCLUSIVE
+        climber["significance"] = {"verdict": verdict, "pValue": p, "adjustedP": q}
+    for climber in climbers:
+        if "significance" not in climber:
+            untested = {"verdict": climber["change"], "pValue": None, "adjustedP": None}
+            climber["significance"] = untested
+
+
+# What differs between the two configurations --------------------------------------------------
+
+GATE_KEYS = ("floor", "threshold", "unloadedCountsAsBroken", "earlyStop")
+PIN_KEYS = ("case", "version", "variant", "engine")
+
+
+def _pin(rung: dict) -> dict:
+    return {key: rung.get(key) for key in PIN_KEYS}
+
+
+def _uniform(rungs: list[dict]) -> int | None:
+    runs = {r.get("runs") for r in rungs}
+    return runs.pop() if len(runs) == 1 else None
+
+
+def configuration_differs(a: DispatchRecord, b: DispatchRecord) -> list[dict]:
+    """Every difference between the two snapshots that could move a climber: the rungs and
+    their pins (by position), the runs per rung, the gate, the retry count, the climb order, the
+    runs-in-flight limit and the climbers. The ladder's name is not among them."""
+    sa, sb = a.snapshot, b.snapshot
+    differs: list[dict] = []
+
+    def differ(what: str, x, y) -> None:
+        if x != y:
+            differs.append({"what": what, "a": x, "b": y})
+
+    rungs_a, rungs_b = sa.get("rungs", []), sb.get("rungs", [])
+    differ("rungs", len(rungs_a), len(rungs_b))
+    for j, (ra, rb) in enumerate(zip(rungs_a, rungs_b, strict=False)):
+        differ(f"rungs.{j + 1}", _pin(ra), _pin(rb))
+    runs_a, runs_b = _uniform(rungs_a), _uniform(rungs_b)
+    if runs_a is not None and runs_b is not None:
+        differ("runsPerRung", runs_a, runs_b)
+    else:
+        for j, (ra, rb) in enumerate(zip(rungs_a, rungs_b, strict=False)):
+            differ(f"rungs.{j + 1}.runs", ra.get("runs"), rb.get("runs"))
+    gate_a, gate_b = sa.get("gate") or {}, sb.get("gate") or {}
+    for key in GATE_KEYS:
+        differ(f"gate.{key}", gate_a.get(key), gate_b.get(key))
+    for key in ("retryCount", "outerAxis", "runsInFlightLimit"):
+        differ(key, sa.get(key), sb.get(key))
+    keys_a = [c["key"] for c in a.climbers]
+    keys_b = [c["key"] for c in b.climbers]
+    only_a, only_b = set(keys_a) - set(keys_b), set(keys_b) - set(keys_a)
+    if only_a or only_b:
+        differs.append(
+            {
+                "what": "climbers",
+                "a": [k for k in keys_a if k in only_a],
+                "b": [k for k in keys_b if k in only_b],
+            }
+        )
+    return differs
+
+
+def _fewest(record: DispatchRecord) -> int | None:
+    return min((r.get("runs") or 1 for r in record.snapshot.get("rungs", [])), default=None)
+
+
+def summary(a: DispatchRecord, b: DispatchRecord, alpha: float) -> dict:
+    """The compare's top-level ``significance``: the test, McNemar's exact test over the
+    flipped slots, and the runs per rung a 30-point change needs."""
+    flipped = flips(a, b)
+    return {
+        "alpha": alpha,
+        "test": TEST,
+        "correction": CORRECTION,
+        "flips": flipped,
+        "pValue": stats.mcnemar(flipped["up"], flipped["down"]),
+        "power": {
+            "change": stats.CHANGE,
+            "alpha": alpha,
+            "power": stats.POWER,
+            "runsPerRung": stats.runs_per_rung_needed(stats.CHANGE, alpha=alpha),
+            "fewestRunsPerRung": {"a": _fewest(a), "b": _fewest(b)},
+        },
+    }
