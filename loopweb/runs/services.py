@@ -16,7 +16,7 @@ from django.db import IntegrityError, transaction
 from django.db.models import QuerySet
 from django.utils import timezone
 
-from loopweb.runs import claim, hooks
+from loopweb.runs import budgeting, claim, hooks
 from loopweb.runs.access import is_driver, reviewable_runs
 from loopweb.runs.cells import CasePin, CombinationCell, cell_key
 from loopweb.runs.errors import Conflict, NotReviewable
@@ -240,6 +240,25 @@ def fail_job(*, job_id: int, driver: User, failure: str, detail: str = "") -> Jo
         if job.status == JobStatus.QUEUED:
             raise Conflict(f"job {job_id} has not been claimed by a driver")
         end_attempt(job, outcome=failure, detail=detail)
+    return job
+
+
+RELEASE_REASONS = ("rateLimited",)
+
+
+def release_job(*, job_id: int, driver: User, reason: str, retry_after: float | None = None) -> Job:
+    """The driver hands back a job it claimed and has not started the model on, because the
+    provider refused it (API.md, "Provider budgets"): the job is queued again as it was (same
+    attempt, no retry used) and the budgets it is under back off."""
+    if reason not in RELEASE_REASONS:
+        raise ValidationError({"reason": [f"{reason!r} is not a release reason."]})
+    with transaction.atomic():
+        job = _driver_job(job_id, driver)
+        if job.status == JobStatus.QUEUED:
+            raise Conflict(f"job {job_id} has not been claimed")
+        if not job.in_flight:
+            raise Conflict(f"job {job_id} is already {job.status}")
+        budgeting.release(job=job, now=timezone.now(), retry_after=retry_after)
     return job
 
 

@@ -1,6 +1,7 @@
 from loopweb.runs.outcomes import MODEL_FAILURES, NEVER_COUNTED, RETRYABLE_OUTCOMES
 
 from .accounts import Account, ApiToken, Role
+from .budgets import ProviderBudget
 from .catalog import (
     Case,
     CaseKind,
@@ -52,6 +53,7 @@ __all__ = [
     "JobStatus",
     "ModelEntry",
     "Outcome",
+    "ProviderBudget",
     "Rating",
     "Review",
     "Role",

@@ -1,0 +1,219 @@
+"""Provider budgets against the database: the jobs they hold, their live figures, staff's
+edits, and the back-off of a rate-limited release. The rules are ``loopweb.runs.budgets``; the
+claim that enforces them is ``loopweb.runs.claim``.
+
+A budget's state (its back-off, starts and turns) is written only under a lock on its row, by
+the claims and releases that change it and by staff's edits, one after another.
+"""
+
+import json
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from django.db import IntegrityError, transaction
+from django.db.models import Count
+from django.utils import timezone
+
+from loopweb.runs import budgets as rules
+from loopweb.runs.errors import Conflict
+from loopweb.runs.models import IN_FLIGHT, Job, JobStatus, ModelEntry, ProviderBudget
+
+#: Jobs a driver holds: what a budget counts in flight.
+LEASED = tuple(status.value for status in IN_FLIGHT[1:])
+
+#: What staff set on a budget; the rest is its state.
+SETTINGS = ("provider", "model", "max_in_flight", "per_minute", "enabled")
+
+
+class BudgetsOf:
+    """The budgets a job is under, by its combination cell (``rules.targets``), with the
+    providers of the gg models among ``cells`` read from the catalog in one query."""
+
+    def __init__(self, budgets: list[ProviderBudget], cells: Iterable[Any]):
+        self.budgets = budgets
+        names = {name for cell in cells for name in rules.gg_models(_cell(cell))}
+        self.providers = (
+            dict(ModelEntry.objects.filter(name__in=names).values_list("name", "provider"))
+            if names and budgets
+            else {}
+        )
+        self._seen: dict[str, frozenset] = {}
+
+    def __call__(self, cell: Any) -> frozenset:
+        cell = _cell(cell)
+        key = json.dumps(cell, sort_keys=True)
+        found = self._seen.get(key)
+        if found is None:
+            found = rules.budgets_of(self.budgets, rules.targets(cell, self.providers))
+            self._seen[key] = found
+        return found
+
+
+def _cell(cell: Any) -> dict:
+    """A combination cell as read: a dict, or its JSON text where a grouping returned it so."""
+    if isinstance(cell, str):
+        cell = json.loads(cell)
+    return cell or {}
+
+
+def leased_by_cell() -> dict[str, int]:
+    """Jobs drivers hold, counted by combination cell (as JSON text: a dict is no key)."""
+    counts: dict[str, int] = {}
+    rows = (
+        Job.objects.filter(status__in=LEASED)
+        .values_list("combination_cell")
+        .annotate(n=Count("id"))
+        .order_by()
+    )
+    for cell, n in rows:
+        key = json.dumps(_cell(cell), sort_keys=True)
+        counts[key] = counts.get(key, 0) + n
+    return counts
+
+
+def in_flight(
+    budgets: list[ProviderBudget], flying: Mapping[str, int], under: BudgetsOf
+) -> dict[Any, int]:
+    counts = dict.fromkeys((b.pk for b in budgets), 0)
+    for cell, n in flying.items():
+        for budget_id in under(cell):
+            counts[budget_id] += n
+    return counts
+
+
+# Live figures -------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Figures:
+    """A budget's live figures, as the API, the console and /metrics show them."""
+
+    in_flight: int
+    started_last_minute: int
+    in_flight_cap: int | None
+    per_minute_cap: int | None
+    factor: float
+    until: datetime | None
+    room: int
+
+
+def figures(budgets: list[ProviderBudget], now: datetime | None = None) -> dict[Any, Figures]:
+    """Each budget's figures, in two queries whatever their number (one when none is given)."""
+    if not budgets:
+        return {}
+    now = now or timezone.now()
+    flying = leased_by_cell()
+    counts = in_flight(budgets, flying, BudgetsOf(budgets, flying))
+    found = {}
+    for budget in budgets:
+        backing_off = rules.recovering_cap(budget, now) is not None
+        found[budget.pk] = Figures(
+            in_flight=counts[budget.pk],
+            started_last_minute=rules.started_last_minute(budget, now),
+            in_flight_cap=rules.in_flight_cap(budget, now),
+            per_minute_cap=rules.per_minute_cap(budget, now),
+            factor=rules.factor(budget, now),
+            until=budget.backoff_until if backing_off else None,
+            room=rules.room(budget, now, counts[budget.pk]) if budget.enabled else rules.UNCAPPED,
+        )
+    return found
+
+
+@dataclass(frozen=True)
+class Waiting:
+    budget: int
+    provider: str
+    model: str | None
+
+
+def waiting_for(cells: Iterable[Any], now: datetime | None = None) -> dict[str, Waiting]:
+    """Of these combination cells (of queued jobs), the ones whose jobs wait on a budget at its
+    cap, by their JSON text (``json.dumps(cell, sort_keys=True)``), with the budget."""
+    cells = [_cell(c) for c in cells]
+    if not cells:
+        return {}
+    budgets = list(ProviderBudget.objects.filter(enabled=True).order_by("pk"))
+    if not budgets:
+        return {}
+    now = now or timezone.now()
+    flying = leased_by_cell()
+    under = BudgetsOf(budgets, [*cells, *flying])
+    counts = in_flight(budgets, flying, under)
+    rooms = {b.pk: rules.room(b, now, counts[b.pk]) for b in budgets}
+    by_id = {b.pk: b for b in budgets}
+    found = {}
+    for cell in cells:
+        blocked = rules.blocking(under(cell), rooms)
+        if blocked is not None:
+            budget = by_id[blocked]
+            found[json.dumps(cell, sort_keys=True)] = Waiting(
+                blocked, budget.provider, budget.model or None
+            )
+    return found
+
+
+# Writes -------------------------------------------------------------------------------------
+
+
+def save_budget(*, budget: ProviderBudget | None, values: Mapping[str, Any]) -> ProviderBudget:
+    """Create a budget, or change what staff set on one (never its state)."""
+    with transaction.atomic():
+        if budget is None:
+            budget = ProviderBudget()
+            fields = None
+        else:
+            # Lock it: a claim writing its state must not be overwritten by this edit.
+            budget = ProviderBudget.objects.select_for_update(no_key=True).get(pk=budget.pk)
+            fields = [*SETTINGS, "updated_at"]
+        for name in SETTINGS:
+            if name in values:
+                setattr(budget, name, values[name])
+        budget.model = budget.model or ""
+        try:
+            with transaction.atomic():
+                budget.save(update_fields=fields)
+        except IntegrityError:
+            target = f"{budget.provider}/{budget.model}" if budget.model else budget.provider
+            raise Conflict(f"a budget for {target} already exists") from None
+    return budget
+
+
+def delete_budget(*, budget: ProviderBudget) -> None:
+    with transaction.atomic():
+        ProviderBudget.objects.filter(pk=budget.pk).delete()
+
+
+def back_off(job: Job, *, now: datetime, retry_after: float | None) -> list[ProviderBudget]:
+    """Back off the enabled budgets a released job is under (its claim's transaction holds the
+    job; the budgets are locked here, after it, as a claim never waits for a job's lock)."""
+    budgets = list(
+        ProviderBudget.objects.select_for_update(no_key=True).filter(enabled=True).order_by("pk")
+    )
+    under = BudgetsOf(budgets, [job.combination_cell])
+    mine = [b for b in budgets if b.pk in under(job.combination_cell)]
+    if not mine:
+        return []
+    counts = in_flight(mine, leased_by_cell(), under)
+    for budget in mine:
+        # The released job is queued again already; it was in flight when the provider refused.
+        rules.back_off(budget, now, in_flight=counts[budget.pk] + 1, retry_after=retry_after)
+    ProviderBudget.objects.bulk_update(mine, ["backoff_cap", "backoff_from", "backoff_until"])
+    return mine
+
+
+def release(*, job: Job, now: datetime, retry_after: float | None) -> None:
+    """Put a locked, leased job back in the queue as it was: same attempt, no retry used."""
+    Job.objects.filter(pk=job.pk).update(
+        status=JobStatus.QUEUED,
+        lease_holder=None,
+        lease_expires_at=None,
+        started_at=None,
+        updated_at=now,
+    )
+    job.status = JobStatus.QUEUED
+    job.lease_holder = None
+    job.lease_expires_at = None
+    job.started_at = None
+    back_off(job, now=now, retry_after=retry_after)
