@@ -131,6 +131,7 @@ class Verdict(models.TextChoices):
     HELD = verdict.HELD
     REGRESSED = verdict.REGRESSED
     HELD_COSTLIER = verdict.HELD_COSTLIER
+    INCONCLUSIVE = verdict.INCONCLUSIVE
 
 
 class CostStatus(models.TextChoices):
@@ -160,6 +161,10 @@ class OutcomeResult(models.Model):
     cost_read = models.CharField(max_length=16, choices=CostStatus.choices, blank=True)
     cost_baseline = models.FloatField(null=True, blank=True)
     cost_current = models.FloatField(null=True, blank=True)
+    # With a significance policy: Fisher's exact p-value of the two runs, and the cases per run
+    # a test would need to tell their pass rates apart (null without the policy).
+    p_value = models.FloatField(null=True, blank=True)
+    cases_needed = models.PositiveIntegerField(null=True, blank=True)
     measured_at = models.DateTimeField()
 
     class Meta:

@@ -38,7 +38,12 @@ KEYS = (
     "baseline",
     "min_effect",
     "cost",
+    "significance",
 )
+
+#: Fields whose runs carry a count of passes out of a total (``passed + failed``): the ones an
+#: exact test can read.
+COUNTED_FIELDS = ("passed", "failed")
 
 
 @dataclass(frozen=True)
@@ -51,6 +56,8 @@ class Policy:
     baseline: str = NEWEST_BEFORE_APPLY
     min_effect: dict[str, float] | None = dataclasses.field(default=None, hash=False)
     cost: CostBound | None = None
+    # The significance level of the opt-in test (EVALSETS.md "Significance"); None: no test.
+    alpha: float | None = None
 
     def schedule(self) -> list[Checkpoint]:
         """The effective schedule: checkpoints when set, else horizons_ms as time checkpoints."""
@@ -75,6 +82,7 @@ class Policy:
                 if self.cost
                 else None
             ),
+            "significance": {"alpha": self.alpha} if self.alpha is not None else None,
         }
 
 
@@ -190,6 +198,31 @@ def _cost(raw: Any, errors: Errors) -> CostBound | None:
     return CostBound(name, _as_given(raw["max_increase_ratio"], ratio)) if name else None
 
 
+SIGNIFICANCE_RULE = 'Must be {"alpha": a} with a a number between 0 and 0.5 (both excluded).'
+
+
+def _significance(raw: Any, field: str | None, errors: Errors) -> float | None:
+    if raw is None:
+        return None
+    if not isinstance(raw, Mapping):
+        errors.add("significance", SIGNIFICANCE_RULE)
+        return None
+    for key in raw:
+        if key != "alpha":
+            errors.add(f"significance.{key}", "Unknown key; use alpha.")
+    alpha = _number(raw.get("alpha"))
+    if alpha is None or not 0 < alpha < 0.5:
+        errors.add("significance.alpha", "Must be a number between 0 and 0.5 (both excluded).")
+        return None
+    if field is not None and field not in COUNTED_FIELDS:
+        errors.add(
+            "significance",
+            "Only for field passed or failed: the test reads passed of total (passed + failed).",
+        )
+        return None
+    return alpha
+
+
 def _horizons(raw: Mapping[str, Any], errors: Errors) -> list[int]:
     horizons: list[int] = list(DEFAULT_HORIZONS_MS)
     if raw.get("horizons_ms") is not None:
@@ -249,6 +282,7 @@ def parse_policy(raw: Any) -> Policy:
         errors.add("horizons_ms", "The schedule is empty; omit horizons_ms for 1d, 7d and 30d.")
     min_effect = _min_effect(raw.get("min_effect"), errors)
     cost = _cost(raw.get("cost"), errors)
+    alpha = _significance(raw.get("significance"), field_name, errors)
     errors.raise_if_any()
     # Each was checked above, or ``errors`` was raised.
     assert isinstance(evalset_hash, str) and field_name is not None
@@ -262,4 +296,5 @@ def parse_policy(raw: Any) -> Policy:
         baseline=baseline,
         min_effect=min_effect,
         cost=cost,
+        alpha=alpha,
     )

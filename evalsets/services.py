@@ -289,6 +289,7 @@ def verify_proposal(*, proposal_id: int, now: datetime | None = None) -> list[Ou
             current=current.summary,
             min_effect=policy.min_effect,
             cost=policy.cost,
+            alpha=policy.alpha,
         )
         if judgement is None:
             return []  # not measurable: nothing is written, and it stays due
@@ -312,7 +313,8 @@ def _record(
     current: EvalsetRun,
     now: datetime,
 ) -> OutcomeResult:
-    """Write one checkpoint's result, and the revert draft or advisory flag it opens.
+    """Write one checkpoint's result, and the revert draft or advisory flag it opens (an
+    inconclusive result opens neither: chance alone could explain it).
 
     No IntegrityError is caught: the caller holds the proposal's lock and found the checkpoint
     unrecorded, so the unique constraint on (proposal, checkpoint) is a backstop that fails
@@ -334,6 +336,8 @@ def _record(
         cost_read=cost.status if cost else "",
         cost_baseline=cost.baseline if cost else None,
         cost_current=cost.current if cost else None,
+        p_value=judgement.p_value,
+        cases_needed=judgement.cases_needed,
         measured_at=now,
     )
     reason = (

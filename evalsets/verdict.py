@@ -11,6 +11,8 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
+from loopweb import stats
+
 #: Floating-point slack of every comparison that decides a regression.
 SLACK = 1e-9
 
@@ -23,6 +25,9 @@ COUNT_FIELDS = frozenset({"passed", "failed", "total"})
 HELD = "held"
 REGRESSED = "regressed"
 HELD_COSTLIER = "held_costlier"
+#: Worse by more than the tolerance, but not by more than chance explains (the opt-in
+#: significance policy): no revert draft, no advisory flag.
+INCONCLUSIVE = "inconclusive"
 
 WITHIN = "within"
 BREACHED = "breached"
@@ -133,6 +138,40 @@ class Judgement:
     tolerance: float
     verdict: str
     cost: CostRead | None
+    # With a significance policy: Fisher's exact p-value of the two runs' passed of total, and
+    # the cases per run that would tell their two pass rates apart at 80 % power.
+    p_value: float | None = None
+    cases_needed: int | None = None
+
+
+def _count(summary: Summary, key: str) -> int | None:
+    raw = number(summary.get(key)) if isinstance(summary, Mapping) else None
+    if raw is None or raw < 0 or raw != int(raw):
+        return None
+    return int(raw)
+
+
+def passes(summary: Summary) -> tuple[int, int] | None:
+    """A run's ``(passed, total)``, None unless both counts read as whole numbers."""
+    passed, failed = _count(summary, "passed"), _count(summary, "failed")
+    if passed is None or failed is None:
+        return None
+    return passed, passed + failed
+
+
+def significance(
+    baseline: Summary, current: Summary, alpha: float
+) -> tuple[float, int | None] | None:
+    """Fisher's exact test (two-sided) of the baseline run's passed of total against the current
+    run's, and the cases per run a test needs to tell their rates apart (``loopweb.stats``);
+    None when either run's counts do not read."""
+    before, after = passes(baseline), passes(current)
+    if before is None or after is None:
+        return None
+    p = stats.fisher(*before, *after)
+    rates = [passed / total for passed, total in (before, after) if total]
+    needed = stats.runs_needed(rates[0], rates[1], alpha) if len(rates) == 2 else None
+    return p, needed
 
 
 def judge(
@@ -143,20 +182,30 @@ def judge(
     current: Summary,
     min_effect: Mapping[str, float] | None = None,
     cost: CostBound | None = None,
+    alpha: float | None = None,
 ) -> Judgement | None:
-    """One checkpoint's verdict, or None when either side is not measurable."""
+    """One checkpoint's verdict, or None when either side is not measurable.
+
+    With ``alpha`` (a significance policy, on ``passed`` or ``failed``), a drop past the
+    tolerance is regressed only when Fisher's exact p-value is below ``alpha``, else
+    inconclusive; a run whose counts do not read is not measurable.
+    """
     before, after = value(baseline, field), value(current, field)
     tol = tolerance(min_effect, field, baseline)
     if before is None or after is None or tol is None:
         return None
+    tested = significance(baseline, current, alpha) if alpha is not None else None
+    if alpha is not None and tested is None:
+        return None
+    p_value, needed = tested if tested is not None else (None, None)
     cost_read = read_cost(cost, baseline, current) if cost else None
     if regressed(before, after, tol, higher_is_better):
-        verdict = REGRESSED
+        verdict = REGRESSED if p_value is None or alpha is None or p_value < alpha else INCONCLUSIVE
     elif cost_read is not None and cost_read.status == BREACHED:
         verdict = HELD_COSTLIER
     else:
         verdict = HELD
-    return Judgement(before, after, tol, verdict, cost_read)
+    return Judgement(before, after, tol, verdict, cost_read, p_value, needed)
 
 
 def best(values: Iterable[float], higher_is_better: bool) -> float | None:

@@ -106,6 +106,19 @@ POLICY = {
                 },
             }
         ),
+        "significance": nullable(
+            {
+                "type": "object",
+                "description": "Opt-in, for field passed or failed: a drop regresses only when "
+                "Fisher's exact test on the two runs' passed of total gives p < alpha; otherwise "
+                "it is inconclusive (EVALSETS.md, docs/statistics.md).",
+                "additionalProperties": False,
+                "required": ["alpha"],
+                "properties": {
+                    "alpha": {"type": "number", "exclusiveMinimum": 0, "exclusiveMaximum": 0.5}
+                },
+            }
+        ),
     },
     # An empty horizons_ms with no checkpoints leaves nothing to measure.
     "if": {

@@ -105,6 +105,8 @@ class OutcomeResultSerializer(f.ModelSerializer):
             "tolerance",
             "current_run",
             "cost",
+            "p_value",
+            "cases_needed",
             "measured_at",
         ]
 

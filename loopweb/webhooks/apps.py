@@ -9,7 +9,7 @@ class WebhooksConfig(AppConfig):
     def ready(self):
         from django.db.models.signals import post_save
 
-        from evalsets.models import AdvisoryFlag, RevertDraft
+        from evalsets.models import AdvisoryFlag, OutcomeResult, RevertDraft
         from ladders import lifecycle
         from loopweb.webhooks import receivers
 
@@ -32,4 +32,9 @@ class WebhooksConfig(AppConfig):
             receivers.advisory_flag_saved,
             sender=AdvisoryFlag,
             dispatch_uid="webhooks.held_costlier",
+        )
+        post_save.connect(
+            receivers.outcome_result_saved,
+            sender=OutcomeResult,
+            dispatch_uid="webhooks.inconclusive",
         )

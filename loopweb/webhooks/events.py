@@ -7,6 +7,7 @@ DISPATCH_STOPPED = "dispatch.stopped"
 CLIMBER_BLOCKED = "climber.blocked"
 PROPOSAL_REGRESSED = "proposal.regressed"
 PROPOSAL_HELD_COSTLIER = "proposal.held_costlier"
+PROPOSAL_INCONCLUSIVE = "proposal.inconclusive"
 PING = "webhook.ping"
 
 #: What a subscription may list, in the order the console shows them. ``webhook.ping`` is not
@@ -22,4 +23,8 @@ EVENTS = {
     CLIMBER_BLOCKED: "A climber blocked (failing, unlaunchable or unrated), one event each",
     PROPOSAL_REGRESSED: "A proposal regressed on its evalset and a revert draft was opened",
     PROPOSAL_HELD_COSTLIER: "A proposal held but cost more than its bound (an advisory flag)",
+    PROPOSAL_INCONCLUSIVE: (
+        "A proposal measured worse than its baseline, but by no more than chance explains (its"
+        " significance policy): no revert draft, no flag"
+    ),
 }

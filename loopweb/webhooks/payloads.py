@@ -253,6 +253,8 @@ def result_part(result) -> dict:
             "baseline": result.cost_baseline,
             "current": result.cost_current,
         },
+        "pValue": result.p_value,
+        "casesNeeded": result.cases_needed,
         "measuredAt": moment(result.measured_at),
     }
 
@@ -282,6 +284,25 @@ def proposal_held_costlier(flag) -> tuple[dict, str]:
     data, proposal, _ = _proposal_event(flag, "advisoryFlag", {"reason": flag.reason})
     text = (
         f"$ Proposal *{chat(proposal['title'])}* held but costs more: {chat(flag.reason)} "
+        f"<{proposal['url']}|Open the proposal>"
+    )
+    return data, text
+
+
+def proposal_inconclusive(result) -> tuple[dict, str]:
+    proposal = proposal_part(result.proposal)
+    part = result_part(result)
+    data = {"proposal": proposal, "result": part, "url": proposal["url"]}
+    needed = (
+        f" It needs more evidence: about {result.cases_needed} cases per run would detect"
+        " this difference at 80 % power."
+        if result.cases_needed
+        else ""
+    )
+    text = (
+        f"? Proposal *{chat(proposal['title'])}* is inconclusive: {chat(part['metric'])} "
+        f"{part['baseline']:g} → {part['current']:g}, which chance alone could explain "
+        f"(p = {result.p_value:.2g}); no revert draft.{needed} "
         f"<{proposal['url']}|Open the proposal>"
     )
     return data, text

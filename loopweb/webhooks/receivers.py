@@ -5,6 +5,7 @@ else."""
 
 from django.db.models import F
 
+from evalsets.verdict import INCONCLUSIVE
 from ladders import origins, statuses
 from ladders.models import DispatchClimber, Ladder
 from loopweb.runs.models import Job, JobStatus
@@ -115,6 +116,11 @@ def revert_draft_saved(sender, instance, created, **kwargs) -> None:
 def advisory_flag_saved(sender, instance, created, **kwargs) -> None:
     if created:
         _proposal_news(e.PROPOSAL_HELD_COSTLIER, instance, payloads.proposal_held_costlier)
+
+
+def outcome_result_saved(sender, instance, created, **kwargs) -> None:
+    if created and instance.verdict == INCONCLUSIVE:
+        _proposal_news(e.PROPOSAL_INCONCLUSIVE, instance, payloads.proposal_inconclusive)
 
 
 def _proposal_news(kind: str, opened, build) -> None:

@@ -214,6 +214,7 @@ def test_an_owner_creates_a_proposal_and_gets_the_policy_back_canonical(owner_ap
         "baseline": "newest_before_apply",
         "min_effect": None,
         "cost": None,
+        "significance": None,
     }
     assert data["schedule"] == [{"after_runs": 1}]
     assert data["applied_at"] is None

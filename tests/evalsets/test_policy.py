@@ -29,6 +29,7 @@ def test_defaults_are_spelled_out():
         "baseline": "newest_before_apply",
         "min_effect": None,
         "cost": None,
+        "significance": None,
     }
     assert [c.as_json() for c in policy.schedule()] == [
         {"after_ms": 86_400_000},

@@ -27,6 +27,7 @@ def test_registering_answers_the_secret_once_and_fills_in_defaults(owner_api, ow
         "climber.blocked",
         "proposal.regressed",
         "proposal.held_costlier",
+        "proposal.inconclusive",
     ]
     assert body["owner"] == owner.username and body["failing"] is False
     assert body["deploymentWide"] is False
