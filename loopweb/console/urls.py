@@ -1,6 +1,6 @@
 from django.urls import path
 
-from loopweb.console.views import auth, board, editor, ladders, manage, queue, runs
+from loopweb.console.views import auth, board, budgets, editor, ladders, manage, queue, runs
 
 app_name = "console"
 
@@ -30,4 +30,6 @@ urlpatterns = [
     path("groups/", manage.groups, name="groups"),
     path("groups/<int:pk>/", manage.group, name="group"),
     path("account/acceptance-rule/", manage.acceptance_rule, name="acceptance-rule"),
+    path("budgets/", budgets.budget_list, name="budgets"),
+    path("budgets/<int:pk>/", budgets.budget_change, name="budget"),
 ]

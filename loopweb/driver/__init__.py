@@ -3,6 +3,6 @@
 Importable without Django; it needs only the standard library. See docs/drivers.md.
 """
 
-from loopweb.driver.client import Driver, DriverError, Failure, Job, RunResult
+from loopweb.driver.client import Driver, DriverError, Failure, Job, RateLimited, RunResult
 
-__all__ = ["Driver", "DriverError", "Failure", "Job", "RunResult"]
+__all__ = ["Driver", "DriverError", "Failure", "Job", "RateLimited", "RunResult"]

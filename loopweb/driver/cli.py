@@ -4,7 +4,9 @@ only the server's URL and a driver token.
     loopweb-driver --url https://loopweb.example --token … --execute myharness:execute
     loopweb-driver --url http://127.0.0.1:8000 --token … --simulate --concurrency 8
 
-``--execute module:function`` names the function that runs one job (see docs/drivers.md);
+``--execute module:function`` names the function that runs one job (see docs/drivers.md); one
+that raises ``loopweb.driver.RateLimited`` (the provider answered 429 before the model did
+anything) has its job released back to the queue, and the provider's budget backs off;
 ``--simulate`` runs the simulated harnesses of the demo instead. The token may also come from
 ``LOOPWEB_DRIVER_TOKEN`` (so it is not shown in the process list). Ctrl-C (or SIGTERM) stops
 every driver within a few seconds: a job under way is reported as an infrastructure failure,

@@ -1,7 +1,11 @@
 """The driver protocol over HTTP (API.md, "Jobs, runs and drivers").
 
     driver = Driver("http://127.0.0.1:8000", token)
-    driver.serve(execute)   # execute(job) -> RunResult, or raises Failure
+    driver.serve(execute)   # execute(job) -> RunResult, or raises Failure or RateLimited
+
+``execute`` raises ``RateLimited`` when the provider refused the model's call (a 429) before the
+model did anything: the job is released back to the queue as it was (no attempt, no retry used)
+and the provider's budget on the server backs off (API.md, "Provider budgets").
 
 Every call is retried on connection errors, 5xx and 429, with exponential backoff, or after
 the server's ``Retry-After`` when it gives one (it does while its database is unreachable). A
@@ -57,6 +61,22 @@ class Failure(Exception):  # noqa: N818 - it reads as what it reports: the attem
             raise ValueError(f"unknown failure {failure!r}; one of {sorted(FAILURES)}")
         super().__init__(detail or failure)
         self.failure = failure
+        self.detail = detail
+
+
+class RateLimited(Exception):  # noqa: N818 - it reads as what the provider said
+    """Raise from ``execute`` when the provider refused the call with a rate limit (HTTP 429)
+    before the model did anything, e.g. ``RateLimited(retry_after=20)`` with the provider's
+    ``Retry-After`` in seconds. The driver releases the job (``POST /api/driver/jobs/{id}/release``
+    with ``rateLimited``): it is queued again unchanged, and the budgets it is under back off.
+
+    Raise it only before the model did any work: a run that had started should end as a
+    failure (``Failure``) or push its run, as the attempt then counts.
+    """
+
+    def __init__(self, retry_after: float | None = None, detail: str = ""):
+        super().__init__(detail or "rate limited")
+        self.retry_after = retry_after
         self.detail = detail
 
 
@@ -187,6 +207,13 @@ class Driver:
             "POST", f"/api/driver/jobs/{job.id}/fail", {"failure": failure, "detail": detail}
         )
 
+    def release(self, job: Job, retry_after: float | None = None) -> dict:
+        """Hand a job back as rate limited: queued again as it was, its budgets backed off."""
+        body: dict[str, Any] = {"reason": "rateLimited"}
+        if retry_after is not None:
+            body["retryAfter"] = max(0.0, min(float(retry_after), 3600.0))
+        return self.call("POST", f"/api/driver/jobs/{job.id}/release", body)
+
     def push(self, job: Job, result: RunResult) -> dict:
         body = {
             "job": job.id,
@@ -215,6 +242,8 @@ class Driver:
         beat.start()
         try:
             result = execute(job)
+        except RateLimited as limited:
+            outcome = ("released", limited.retry_after, limited.detail)
         except Failure as failure:
             outcome = ("failed", failure.failure, failure.detail)
         except Exception as exc:  # noqa: BLE001 - the driver's own crash is an infrastructure failure
@@ -226,6 +255,8 @@ class Driver:
         finally:
             stop_beating.set()
             beat.join(timeout=self.timeout)
+        if outcome[0] == "released":
+            return self._release_limited(job, outcome[1])
         if outcome[0] == "failed":
             if job.cancelled.is_set():
                 return "cancelled"
@@ -243,6 +274,22 @@ class Driver:
             result = RunResult(**result)
         self.push(job, result)
         return result.outcome
+
+    def _release_limited(self, job: Job, retry_after: float | None) -> str:
+        if job.cancelled.is_set():
+            return "cancelled"
+        try:
+            self.release(job, retry_after)
+        except DriverError as exc:
+            if exc.status != 409:
+                raise
+            return "cancelled"
+        log.info(
+            "job %s released: the provider is rate limiting",
+            job.id,
+            extra={"event": "job.released", "job": job.id},
+        )
+        return "released"
 
     def _beat(self, job: Job, stop: threading.Event) -> None:
         while not stop.wait(self.heartbeat):

@@ -7,12 +7,12 @@ from collections.abc import Sequence
 
 from django.contrib import admin, messages
 from django.contrib.auth import get_permission_codename
-from django.core.exceptions import ObjectDoesNotExist
+from django.core.exceptions import ObjectDoesNotExist, ValidationError
 from django.db.models import Model
 from django.urls import NoReverseMatch, reverse
 from django.utils.html import format_html
 
-from loopweb.runs import services
+from loopweb.runs import budgeting, services
 from loopweb.runs.errors import Conflict
 from loopweb.runs.models import (
     Account,
@@ -25,6 +25,7 @@ from loopweb.runs.models import (
     GroupMember,
     Job,
     ModelEntry,
+    ProviderBudget,
     Review,
     Run,
 )
@@ -364,3 +365,90 @@ class ReviewAdmin(ReadOnlyAdmin):
     list_select_related = ["run", "reviewer"]
     search_fields = ["=run__id", "reviewer__username"]
     fields = ["run", "reviewer", "aesthetic_rating", "verdict", "writeup", "created_at"]
+
+
+@admin.register(ProviderBudget)
+class ProviderBudgetAdmin(admin.ModelAdmin):
+    """Staff set a budget's target and caps here; its state (back-off, starts, turns) belongs to
+    the claims and releases, so it is shown, never edited. Saves and deletes go through the same
+    service as the console's and the API's (``budgeting.save_budget``)."""
+
+    list_display = [
+        "__str__",
+        "max_in_flight",
+        "per_minute",
+        "enabled",
+        "in_flight",
+        "started_last_minute",
+        "effective_cap",
+    ]
+    list_filter = ["enabled", "provider"]
+    search_fields = ["provider", "model"]
+    fields = [
+        "provider",
+        "model",
+        "max_in_flight",
+        "per_minute",
+        "enabled",
+        "in_flight",
+        "started_last_minute",
+        "effective_cap",
+        "backoff_until",
+    ]
+    readonly_fields = [
+        "in_flight",
+        "started_last_minute",
+        "effective_cap",
+        "backoff_until",
+    ]
+
+    def get_changelist_instance(self, request):
+        changelist = super().get_changelist_instance(request)
+        # The page's figures at once (two queries), not two a row.
+        shown = list(changelist.result_list)
+        figures = budgeting.figures(shown)
+        for budget in shown:
+            budget.figures = figures[budget.pk]
+        return changelist
+
+    @staticmethod
+    def _figures(budget) -> budgeting.Figures | None:
+        if budget.pk is None:
+            return None
+        if getattr(budget, "figures", None) is None:
+            budget.figures = budgeting.figures([budget])[budget.pk]
+        return budget.figures
+
+    @admin.display(description="in flight")
+    def in_flight(self, budget):
+        figures = self._figures(budget)
+        return "-" if figures is None else figures.in_flight
+
+    @admin.display(description="started in the last minute")
+    def started_last_minute(self, budget):
+        figures = self._figures(budget)
+        return "-" if figures is None else figures.started_last_minute
+
+    @admin.display(description="effective cap (in flight / per minute)")
+    def effective_cap(self, budget):
+        figures = self._figures(budget)
+        if figures is None:
+            return "-"
+        caps = (figures.in_flight_cap, figures.per_minute_cap)
+        text = " / ".join("none" if cap is None else str(cap) for cap in caps)
+        return text if figures.factor >= 1 else f"{text} (backed off ×{figures.factor:g})"
+
+    def save_model(self, request, obj, form, change):
+        values = {name: form.cleaned_data.get(name) for name in budgeting.SETTINGS}
+        try:
+            saved = budgeting.save_budget(budget=obj if change else None, values=values)
+        except Conflict as exc:
+            raise ValidationError(str(exc)) from exc
+        obj.pk = saved.pk
+
+    def delete_model(self, request, obj):
+        budgeting.delete_budget(budget=obj)
+
+    def delete_queryset(self, request, queryset):
+        for budget in queryset:
+            budgeting.delete_budget(budget=budget)
