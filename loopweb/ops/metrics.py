@@ -9,7 +9,11 @@ Database counts (cheap: each reads a partial index or a handful of rows):
   driver, and how long the oldest has waited;
 * ``loopweb_task_queue_depth`` and ``loopweb_oldest_ready_task_age_seconds``: background tasks
   due and waiting for a worker; ``loopweb_tasks_running``;
-* ``loopweb_workers_alive`` and ``loopweb_dispatches_running``.
+* ``loopweb_workers_alive`` and ``loopweb_dispatches_running``;
+* per provider budget (labels ``budget``, ``provider``, ``model``: ``*`` for every model):
+  ``loopweb_budget_in_flight``, ``loopweb_budget_started_last_minute`` and its effective caps
+  now, after any back-off, ``loopweb_budget_in_flight_cap`` and ``loopweb_budget_per_minute_cap``
+  (no sample for a cap it does not have), and ``loopweb_budget_backoff_factor`` (1: none).
 """
 
 from __future__ import annotations
@@ -81,6 +85,38 @@ class DatabaseCollector:
             "Ladder dispatches running.",
             value=Dispatch.objects.filter(status=DispatchStatus.RUNNING).count(),
         )
+        yield from budget_metrics(now)
+
+
+def budget_metrics(now):
+    """Each provider budget's figures (two queries, one when there is none)."""
+    from loopweb.runs.budgeting import figures
+    from loopweb.runs.models import ProviderBudget
+
+    labels = ["budget", "provider", "model"]
+    families = {
+        name: GaugeMetricFamily(f"loopweb_budget_{name}", text, labels=labels)
+        for name, text in (
+            ("in_flight", "Jobs of the budget drivers hold."),
+            ("started_last_minute", "Jobs of the budget started in the rolling minute."),
+            ("in_flight_cap", "The budget's in-flight cap now, after any back-off."),
+            ("per_minute_cap", "The budget's per-minute cap now, after any back-off."),
+            ("backoff_factor", "The share of its caps a back-off leaves the budget (1: none)."),
+        )
+    }
+    budgets = list(ProviderBudget.objects.filter(enabled=True).order_by("pk"))
+    found = figures(budgets, now)
+    for budget in budgets:
+        value = found[budget.pk]
+        label = [str(budget.pk), budget.provider, budget.model or "*"]
+        families["in_flight"].add_metric(label, value.in_flight)
+        families["started_last_minute"].add_metric(label, value.started_last_minute)
+        if value.in_flight_cap is not None:
+            families["in_flight_cap"].add_metric(label, value.in_flight_cap)
+        if value.per_minute_cap is not None:
+            families["per_minute_cap"].add_metric(label, value.per_minute_cap)
+        families["backoff_factor"].add_metric(label, value.factor)
+    yield from families.values()
 
 
 def process_registry() -> CollectorRegistry:
