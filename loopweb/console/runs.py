@@ -26,6 +26,7 @@ from loopweb.console.presenters import (
     tally_items,
 )
 from loopweb.console.review import run_summary
+from loopweb.console.waiting import slot_wait
 from loopweb.runs.models import Job, Review, Run
 from signals_app.acceptance import parse_rule
 from signals_app.models import Signal
@@ -151,11 +152,14 @@ def slot_detail(ladder: Ladder, index: int, rung_id: str) -> dict:
         "pass_rate": stats.pass_rate_text(stats.pass_rate_of(tally)) if tally else "",
         "cards": [],
         "jobs": [],
+        "waiting": "",
     }
     if cell_key:
         checklist = queries.checklist_for(rung["case"], rung["version"])
         detail["cards"] = run_cards(placed_runs(cell_key, target), checklist)
         detail["jobs"] = slot_jobs(origin(ladder.pk, dispatch["id"], rung_id), cell_key)
+        if live:
+            detail["waiting"] = slot_wait(origin(ladder.pk, dispatch["id"], rung_id), cell_key)
     return detail
 
 

@@ -123,35 +123,56 @@ def figures(budgets: list[ProviderBudget], now: datetime | None = None) -> dict[
 
 @dataclass(frozen=True)
 class Waiting:
+    """What a slot whose next job waits on a budget reads (``waitingFor``)."""
+
     budget: int
     provider: str
     model: str | None
 
+    def as_json(self) -> dict:
+        return {"budget": self.budget, "provider": self.provider, "model": self.model}
 
-def waiting_for(cells: Iterable[Any], now: datetime | None = None) -> dict[str, Waiting]:
-    """Of these combination cells (of queued jobs), the ones whose jobs wait on a budget at its
-    cap, by their JSON text (``json.dumps(cell, sort_keys=True)``), with the budget."""
-    cells = [_cell(c) for c in cells]
-    if not cells:
-        return {}
+
+@dataclass(frozen=True)
+class WaitingJob:
+    """A queued job a budget at its cap holds back, and the budget (with its figures)."""
+
+    origin: str
+    cell_key: str
+    budget: ProviderBudget
+    figures: Figures
+
+    @property
+    def waiting_for(self) -> Waiting:
+        return Waiting(self.budget.pk, self.budget.provider, self.budget.model or None)
+
+
+def waiting_jobs(origin_prefix: str, now: datetime | None = None) -> list[WaitingJob]:
+    """The queued jobs of these origins that wait on a budget at its cap: one query when no
+    budget is enabled, two when none of them is queued, at most five."""
     budgets = list(ProviderBudget.objects.filter(enabled=True).order_by("pk"))
     if not budgets:
-        return {}
+        return []
+    queued = list(
+        Job.objects.filter(status=JobStatus.QUEUED, origin__startswith=origin_prefix)
+        .order_by("id")
+        .values_list("origin", "cell_key", "combination_cell")
+    )
+    if not queued:
+        return []
     now = now or timezone.now()
-    flying = leased_by_cell()
-    under = BudgetsOf(budgets, [*cells, *flying])
-    counts = in_flight(budgets, flying, under)
-    rooms = {b.pk: rules.room(b, now, counts[b.pk]) for b in budgets}
+    found = figures(budgets, now)
+    rooms = {pk: f.room for pk, f in found.items()}
+    if all(room > 0 for room in rooms.values()):
+        return []
+    under = BudgetsOf(budgets, [cell for _, _, cell in queued])
     by_id = {b.pk: b for b in budgets}
-    found = {}
-    for cell in cells:
+    waiting = []
+    for origin, key, cell in queued:
         blocked = rules.blocking(under(cell), rooms)
         if blocked is not None:
-            budget = by_id[blocked]
-            found[json.dumps(cell, sort_keys=True)] = Waiting(
-                blocked, budget.provider, budget.model or None
-            )
-    return found
+            waiting.append(WaitingJob(origin, key, by_id[blocked], found[blocked]))
+    return waiting
 
 
 # Writes -------------------------------------------------------------------------------------

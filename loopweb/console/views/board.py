@@ -25,6 +25,7 @@ from loopweb.console.access import controlled_ladder, signed_in, viewable_ladder
 from loopweb.console.presenters import human_list, plural
 from loopweb.console.views.messages import report_invalid
 from loopweb.console.views.runs import open_slot
+from loopweb.console.waiting import board_waits
 from loopweb.runs.errors import Conflict
 
 
@@ -65,8 +66,12 @@ def board_context(request, ladder, board=None) -> dict:
     if dispatch:
         completed = len(frozenset().union(*(part.completed for part in board.parts)))
         b["reviews"] = presenters.review_coverage(completed, dispatch["runsUnreviewed"])
+    # Read with the board, never captured: a budget fills and empties with other ladders' jobs.
+    waits = board_waits(ladder.pk, progress) if dispatch else []
     # What the page shows besides the board's progress: its version names both.
-    extra = presenters.version_of(control, config, declared, sorted(failures.items()))
+    extra = presenters.version_of(
+        control, config, declared, sorted(failures.items()), [vars(w) for w in waits]
+    )
     return {
         "ladder": ladder,
         "board": board,
@@ -74,6 +79,7 @@ def board_context(request, ladder, board=None) -> dict:
         "control": control,
         "declared": declared,
         "extra": extra,
+        "waits": waits,
         "version": f"{board.version}~{extra}",
         "poll_ms": poll_ms(),
     }

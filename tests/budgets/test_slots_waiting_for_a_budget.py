@@ -1,0 +1,71 @@
+"""The board and the slot panel show the slots whose next job waits on a provider budget at its
+cap, and which budget; waiting never makes a board read Needs attention."""
+
+import pytest
+from django.urls import reverse
+
+from ladders import services as ladder_services
+from loopweb.runs import services
+from tests.budgets.helpers import budget
+from tests.console.helpers import Browser, text_of
+from tests.ladders.builders import climbers, make_ladder, progress_of, versions
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def waiting_ladder(owner, driver, run_tasks):
+    """Three climbers on acme under a budget of one in flight: one claimed, two waiting."""
+    budget(max_in_flight=1)
+    ladder = make_ladder(owner, versions(2, prefix="w"), climbers(3, prefix="wm"))
+    ladder_services.start_dispatch(ladder=ladder)
+    run_tasks()
+    assert len(services.claim_jobs(driver=driver, limit=5)) == 1
+    return ladder
+
+
+def test_the_board_names_the_budget_and_the_slots_waiting_on_it(owner, waiting_ladder):
+    page = Browser(owner).get(reverse("console:board", args=[waiting_ladder.pk]))
+
+    text = text_of(page)
+    assert "Waiting for a provider budget" in text
+    assert "acme (every model) · 1 of 1 in flight · 2 slots:" in text
+    assert "wm2 via aider (acme) on rung 1, wm3 via aider (acme) on rung 1" in text
+    assert "Needs attention" not in text
+
+
+def test_waiting_never_reads_needs_attention(waiting_ladder):
+    board = progress_of(waiting_ladder)
+    assert board["ladder"]["status"] == "running"
+    assert {c["status"] for c in board["climbers"]} == {"running"}
+
+
+def test_the_slot_panel_says_which_budget_its_job_waits_on(owner, waiting_ladder):
+    board = progress_of(waiting_ladder)
+    rung = board["dispatch"]["rungs"][0]["id"]
+    browser = Browser(owner)
+
+    waiting = browser.get(reverse("console:slot", args=[waiting_ladder.pk, 2, rung]))
+    claimed = browser.get(reverse("console:slot", args=[waiting_ladder.pk, 0, rung]))
+
+    assert "Waiting for the acme (every model) budget: 1 of 1 in flight." in text_of(waiting)
+    assert "Waiting for the" not in text_of(claimed)
+
+
+def test_a_board_refresh_follows_a_budget_that_fills_or_empties(
+    owner, driver, run_tasks, waiting_ladder
+):
+    browser = Browser(owner)
+    page = browser.get(reverse("console:board", args=[waiting_ladder.pk]))
+    version = page.context["version"]
+    refresh = reverse("console:board-refresh", args=[waiting_ladder.pk])
+    assert browser.get(refresh, {"v": version}).status_code == 204
+
+    # Staff raise the cap: nothing of this board changed but what it waits on.
+    from loopweb.runs.models import ProviderBudget
+
+    ProviderBudget.objects.update(max_in_flight=5)
+    changed = browser.get(refresh, {"v": version})
+
+    assert changed.status_code == 200
+    assert "Waiting for a provider budget" not in text_of(changed)
