@@ -14,9 +14,10 @@ from rest_framework.decorators import action
 from rest_framework.exceptions import NotFound, PermissionDenied, ValidationError
 from rest_framework.response import Response
 
-from ladders import access, selectors, services, shared_progress
+from ladders import access, origins, selectors, services, shared_progress
 from ladders.api import serializers as s
 from ladders.models import Ladder
+from loopweb.runs import budgeting, jsonbytes
 from loopweb.runs.api.fields import MAX_ID
 
 ACCEPTS_GZIP = re.compile(r"\bgzip\b")
@@ -26,12 +27,43 @@ ProgressResponse = OpenApiResponse(description="The ladder's progress board (see
 def progress_response(request, board: shared_progress.Board) -> HttpResponse:
     """Progress as encoded, and compressed, once for all its viewers (``ladders.shared_progress``):
     a large board is a few megabytes of JSON and a tenth of that gzipped."""
+    waiting = _waiting_for(board)
+    if waiting:
+        return _tagged(_json(request, waiting), board.version)
     if _accepts_gzip(request):
         response = HttpResponse(board.gzipped, content_type="application/json")
         response.headers["Content-Encoding"] = "gzip"
     else:
         response = HttpResponse(board.encoded, content_type="application/json")
     return _tagged(response, board.version)
+
+
+def _waiting_for(board: shared_progress.Board) -> bytes | None:
+    """The board with ``waitingFor`` on each slot whose next job waits on a provider budget at
+    its cap, or None when none does (one query when no budget is enabled). Read at each full
+    read, not part of the board's version: budgets fill and empty with other ladders' jobs."""
+    body = board.body
+    dispatch = body.get("dispatch")
+    if not dispatch or body["ladder"].get("status") not in ("running", "needsAttention"):
+        return None
+    jobs = budgeting.waiting_jobs(origins.dispatch_prefix(board.ladder_id, dispatch["id"]))
+    if not jobs:
+        return None
+    waiting = {(origins.split(job.origin)[1], job.cell_key): job.waiting_for for job in jobs}
+    patched = dict(body)
+    patched["climbers"] = [
+        {
+            **climber,
+            "slots": [
+                {**slot, "waitingFor": waiting[key].as_json()}
+                if (key := (slot["rung"], slot.get("cellKey"))) in waiting
+                else slot
+                for slot in climber["slots"]
+            ],
+        }
+        for climber in body["climbers"]
+    ]
+    return jsonbytes.dumps(patched, str)
 
 
 def _accepts_gzip(request) -> bool:

@@ -69,3 +69,22 @@ def test_a_board_refresh_follows_a_budget_that_fills_or_empties(
 
     assert changed.status_code == 200
     assert "Waiting for a provider budget" not in text_of(changed)
+
+
+def test_progress_reads_waiting_for_on_each_slot_whose_job_waits(owner_api, waiting_ladder):
+    body = owner_api.get(f"/api/ladders/{waiting_ladder.pk}/progress").json()
+
+    rung = body["dispatch"]["rungs"][0]["id"]
+    waiting = {
+        climber["label"]: slot.get("waitingFor")
+        for climber in body["climbers"]
+        for slot in climber["slots"]
+        if slot["rung"] == rung
+    }
+    budget_id = next(w for w in waiting.values() if w)["budget"]
+    assert waiting == {
+        "wm1 via aider (acme)": None,
+        "wm2 via aider (acme)": {"budget": budget_id, "provider": "acme", "model": None},
+        "wm3 via aider (acme)": {"budget": budget_id, "provider": "acme", "model": None},
+    }
+    assert body["ladder"]["status"] == "running"
