@@ -335,6 +335,7 @@ def test_a_slot_the_climber_has_not_reached_holds_no_jobs_in_flight(
         "status": "pending",
         "cellKey": slot(board, combo.key, 1)["cellKey"],
         "tally": None,
+        "passRate": None,
     }
     [job] = queued(ladder)
     push_run_of(driver, job, PERFECT)
