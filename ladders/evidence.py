@@ -1,28 +1,26 @@
 """Loading what standings are computed from, in a fixed number of queries for any number of
-dispatches, climbers, rungs and runs.
+dispatches, climbers, rungs and runs (``tests/ladders/test_query_budgets.py``):
 
-Queries (see ``tests/ladders/test_query_budgets.py``):
   1. the dispatches' climbers with their combinations
-  2-3. the catalog rows those combinations name (gg configurations, model entries)
-  4. the first counted runs of every slot cell (one window query)
-  5. jobs in flight per slot cell, whoever launched them
-  6. the dispatches' own jobs in flight, per origin and cell
-  7. the dispatches' exhausted failures (and, only when there are some, 8: their slots' latest
+  2-3. the catalog rows those combinations name (gg configurations, model entries), unless given
+  4. the dispatches' own jobs in flight, per origin and cell
+  5. the dispatches' exhausted failures (and, only when there are some, their slots' latest
      launches)
+  6. jobs in flight per slot cell, whoever launched them
+  7. the first counted runs of every slot cell
 
-What was loaded and made ``reloadable`` is brought up to date after some of its cells changed by
-``reload``: those cells and the climbers holding them read again, in one round trip on
-PostgreSQL.
+A board whose cells changed reads again only the climbers holding them (``only``): the same
+statements, narrowed to those climbers' cells.
 """
 
+import json
 from collections import defaultdict
-from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable
 from dataclasses import dataclass
-from functools import cache
 from itertools import groupby
 from operator import itemgetter
 
-from django.db import connection, connections
+from django.db import connection
 from django.db.models import Count, F, Max, Q, QuerySet, Window
 from django.db.models.expressions import RawSQL
 from django.db.models.functions import RowNumber
@@ -31,13 +29,9 @@ from ladders import origins
 from ladders.gate import Gate
 from ladders.models import Dispatch, DispatchCell, DispatchClimber
 from ladders.standing import ClimberInput, Evidence, Failure, RungSnap, SlotRun
-from loopweb.runs.arrays import in_keys
 from loopweb.runs.cells import CasePin, CombinationCell, cell_key
 from loopweb.runs.models import IN_FLIGHT, NOT_STARTED, Job, JobStatus, Outcome, Run
-from loopweb.runs.prepared import Prepared
 from loopweb.runs.resolve import CatalogView, Unresolvable, combination_cell, launch_problem
-from loopweb.runs.rows import Columns
-from loopweb.runs.together import Query, fetch_rows
 
 
 def stop_cancels(ladder_id: int, *, cancel_running: bool) -> QuerySet[Job]:
@@ -59,8 +53,6 @@ class Loaded:
     inputs: list[ClimberInput]
     evidence: Evidence
     catalog: CatalogView
-    #: How ``reload`` brings it up to date, once made ``reloadable``.
-    reloads: "Reloads | None" = None
 
 
 def snapshot_rungs(snapshot: dict) -> list[RungSnap]:
@@ -107,28 +99,44 @@ def _input(climber: DispatchClimber, catalog: CatalogView) -> ClimberInput:
     )
 
 
-def load(dispatches: list[Dispatch]) -> list[Loaded]:
-    """The evidence of the dispatches' climbers (``reload`` reads some of its cells again)."""
+def load(
+    dispatches: list[Dispatch],
+    *,
+    only: Collection[str] | None = None,
+    catalog: CatalogView | None = None,
+) -> list[Loaded]:
+    """The evidence of the dispatches' climbers, or of one dispatch's climbers keyed ``only`` (a
+    board computing again the climbers whose cells changed), with the ``catalog`` when it was
+    read already."""
     if not dispatches:
         return []
+    assert only is None or len(dispatches) == 1, "some climbers of one dispatch"
     by_id = {d.pk: d for d in dispatches}
     climbers: dict[int, list[DispatchClimber]] = defaultdict(list)
     rows = DispatchClimber.objects.filter(dispatch__in=by_id)
+    if only is not None:
+        rows = rows.filter(combination_key__in=sorted(only))
     for climber in rows.select_related("combination").order_by("dispatch_id", "position"):
         climbers[climber.dispatch_id].append(climber)
-    catalog = CatalogView.load(
-        c.combination for cs in climbers.values() for c in cs if c.combination is not None
-    )
+    if catalog is None:
+        catalog = CatalogView.load(
+            c.combination for cs in climbers.values() for c in cs if c.combination is not None
+        )
 
     # Pinned climbers' cells are held in DispatchCell and matched by a join; only the cells of
-    # climbers that resolve for the first time now travel as parameters.
-    loaded, unpinned, max_target = [], set(), 1
+    # climbers that resolve for the first time (or, reading some climbers, theirs) travel as a
+    # parameter.
+    loaded, keys, max_target = [], set(), 1
     for dispatch in dispatches:
         rungs = snapshot_rungs(dispatch.snapshot)
         inputs = [_input(c, catalog) for c in climbers[dispatch.pk]]
         for item in inputs:
-            if item.pinned is None and item.live is not None:
-                unpinned.update(cell_key(r.pin, item.live) for r in rungs)
+            if only is not None:
+                cell = item.pinned or item.live
+            else:
+                cell = item.live if item.pinned is None else None
+            if cell is not None:
+                keys.update(cell_key(r.pin, cell) for r in rungs)
         max_target = max([max_target, *(r.target for r in rungs)])
         loaded.append(
             Loaded(
@@ -142,26 +150,19 @@ def load(dispatches: list[Dispatch]) -> list[Loaded]:
             )
         )
 
-    cells = Q(cell_key__in=DispatchCell.objects.filter(dispatch__in=by_id).values("cell_key"))
-    if unpinned:
-        cells |= Q(cell_key__in=unpinned)
-    cells_sql = _held_cells(list(by_id), unpinned)
+    cells = _cells([] if only is not None else list(by_id), keys)
     prefixes = {d.origin_prefix: d.pk for d in dispatches}
-    jobs = _dispatch_jobs(prefixes)
+    jobs = _dispatch_jobs(prefixes, Q(cell_key__in=cells) if only is not None else None)
     # The dispatches' own jobs in flight and their failed attempts, the cells' jobs in flight,
-    # then the slots' runs: asked in one round trip, jobs before runs. Read by a board they are
-    # one snapshot (``shared_progress.one_snapshot``); read by a pass, under READ COMMITTED,
-    # each statement sees what had committed when it began, and in this order a push landing
-    # between them shows its job still in flight beside its run (a slot waits or launches less
-    # for a moment), never a job gone with no run (a block that never happened).
-    if connection.vendor == "postgresql":
-        *job_rows, in_flight_rows, run_rows = fetch_rows(
-            *jobs.queries, _cell_in_flight(cells), _slot_runs_sql(cells_sql, max_target)
-        )
-        runs = _by_cell(run_rows)
-    else:  # SQLite (the demo): statement by statement, runs first
-        runs = _slot_runs(cells, max_target)
-        in_flight_rows, *job_rows = fetch_rows(_cell_in_flight(cells), *jobs.queries)
+    # then the slots' runs, jobs before runs. Read by a board they are one snapshot
+    # (``shared_progress.one_snapshot``); read by a pass, under READ COMMITTED, each statement
+    # sees what had committed when it began, and in this order a push landing between them shows
+    # its job still in flight beside its run (a slot waits or launches less for a moment), never
+    # a job gone with no run (a block that never happened).
+    *job_rows, in_flight_rows, run_rows = fetch_rows(
+        *jobs.queries, _cell_in_flight(Q(cell_key__in=cells)), _slot_runs(cells, max_target)
+    )
+    runs = _by_cell(run_rows)
     cell_in_flight = dict(in_flight_rows)
     launched, failures, last_launch = jobs.read(*job_rows)
     for item in loaded:
@@ -176,56 +177,59 @@ def load(dispatches: list[Dispatch]) -> list[Loaded]:
     return loaded
 
 
-def _slot_runs(cells: Q, max_target: int) -> dict[str, list[SlotRun]]:
-    """The first ``max_target`` counted runs of each cell, oldest first, by finish then id."""
-    rows = (
-        Run.objects.filter(cells, counted=True)
-        .annotate(
-            rank=Window(
-                RowNumber(),
-                partition_by=[F("cell_key")],
-                order_by=[F("finished_at").asc(), F("id").asc()],
-            )
-        )
-        .filter(rank__lte=max_target)
-        .order_by("cell_key", "finished_at", "id")
-        .values_list(
-            "cell_key",
-            "id",
-            "outcome",
-            "validator_rating",
-            "build_loaded",
-            "published",
-        )
-    )
-    # Tens of thousands of plain rows: fetched straight from the cursor, without the ORM's
-    # per-row machinery (none of these columns needs a converter).
-    sql, params = rows.query.sql_with_params()
-    with connection.cursor() as cursor:
-        cursor.execute(sql, params)
-        return _by_cell(cursor.fetchall())
+def fetch_rows(*queries: QuerySet | tuple[str, list]) -> list[list[tuple]]:
+    """Each query's rows (a ``values_list`` queryset's, or a statement's), in the order given."""
+    found = []
+    for query in queries:
+        if isinstance(query, QuerySet):
+            found.append([tuple(row) for row in query])
+            continue
+        with connection.cursor() as cursor:
+            cursor.execute(*query)
+            found.append(cursor.fetchall())
+    return found
 
 
-def _held_cells(dispatch_ids: list[int], unpinned: Iterable[str]) -> RawSQL:
-    """The cells the dispatches hold and the ``unpinned`` ones, each once, as a subquery
-    (PostgreSQL)."""
+def _cells(dispatch_ids: list[int], keys: Iterable[str]) -> RawSQL:
+    """A subquery of the cells the dispatches hold and of the cells keyed ``keys``, each once."""
     table = DispatchCell._meta.db_table
-    held = f"SELECT cell_key FROM {table} WHERE dispatch_id = ANY(%s)"  # noqa: S608
-    unpinned = sorted(unpinned)
-    if len(dispatch_ids) == 1 and not unpinned:
-        # A dispatch holds a cell once (unique_dispatch_cell): nothing to make distinct, and a
-        # large dispatch's 10,000 cells are not hashed to find that out.
-        return RawSQL(held, (dispatch_ids,))  # noqa: S611 - our own statement
-    return RawSQL(  # noqa: S611 - our own statement, its values as parameters
-        f"{held} UNION SELECT unnest(%s::varchar[])", (dispatch_ids, unpinned)
-    )
+    postgres = connection.vendor == "postgresql"
+    parts, params = [], []
+    if dispatch_ids:
+        among = "= ANY(%s)" if postgres else "IN (SELECT value FROM json_each(%s))"
+        parts.append(f"SELECT cell_key FROM {table} WHERE dispatch_id {among}")  # noqa: S608
+        params.append(dispatch_ids if postgres else json.dumps(dispatch_ids))
+    keys = sorted(keys)
+    if keys or not parts:
+        parts.append(
+            "SELECT unnest(%s::varchar[])" if postgres else "SELECT value FROM json_each(%s)"
+        )
+        params.append(keys if postgres else json.dumps(keys))
+    # A dispatch holds a cell once (unique_dispatch_cell): one dispatch's cells alone are not
+    # made distinct, and a large dispatch's 10,000 cells are not hashed to find that out.
+    return RawSQL(" UNION ".join(parts), params)  # noqa: S611 - our own statement
 
 
-def _slot_runs_sql(cells: RawSQL, max_target: int) -> tuple[str, list]:
-    """``_slot_runs`` on PostgreSQL, for the cells the subquery ``cells`` names, as a statement
-    whose rows go to ``_by_cell``: for each cell, its first counted runs straight from the
-    ``run_counted_in_cell`` index (a LATERAL join with a LIMIT), instead of ranking and sorting
-    every counted run of every cell."""
+def _slot_runs(cells: RawSQL, max_target: int) -> tuple[str, list]:
+    """The first ``max_target`` counted runs of each of the cells, oldest first by finish then
+    id, as a statement whose rows go to ``_by_cell``. On PostgreSQL each cell's runs come
+    straight from the ``run_counted_in_cell`` index (a LATERAL join with a LIMIT) instead of
+    ranking and sorting every counted run of every cell; SQLite, which has no LATERAL, ranks."""
+    if connection.vendor != "postgresql":
+        ranked = (
+            Run.objects.filter(cell_key__in=cells, counted=True)
+            .annotate(
+                rank=Window(
+                    RowNumber(),
+                    partition_by=[F("cell_key")],
+                    order_by=[F("finished_at").asc(), F("id").asc()],
+                )
+            )
+            .filter(rank__lte=max_target)
+            .order_by("cell_key", "finished_at", "id")
+            .values_list(*SLOT_RUN_COLUMNS)
+        )
+        return ranked.query.sql_with_params()
     return (
         f"""
         SELECT cells.cell_key, r.id, r.outcome, r.validator_rating, r.build_loaded,
@@ -243,6 +247,10 @@ def _slot_runs_sql(cells: RawSQL, max_target: int) -> tuple[str, list]:
     )
 
 
+#: A slot run's columns, as ``_slot_runs`` reads them.
+SLOT_RUN_COLUMNS = ("cell_key", "id", "outcome", "validator_rating", "build_loaded", "published")
+
+
 def _by_cell(rows: list[tuple]) -> dict[str, list[SlotRun]]:
     """(cellKey, id, outcome, rating, build loaded, published) rows, each cell's in its order,
     as each cell's slot runs. The rows of a cell come one after another (a run of rows at a
@@ -256,11 +264,6 @@ def _by_cell(rows: list[tuple]) -> dict[str, list[SlotRun]]:
         else:
             runs[key] = found
     return runs
-
-
-def count_by_cell(queryset) -> dict[str, int]:
-    """How many rows of the queryset each cell has, in one grouped query."""
-    return dict(_counted_by_cell(queryset))
 
 
 def _counted_by_cell(queryset) -> QuerySet:
@@ -371,172 +374,6 @@ def _dispatch_jobs(prefixes: dict[str, int], cells: Q | None = None) -> _Dispatc
     return _DispatchJobs(prefixes, jobs)
 
 
-# Reloading some cells ----------------------------------------------------------------------
-
-
 class Stale(Exception):
-    """What was loaded cannot be brought up to date by reading some cells again (a climber it
-    holds is gone or names another combination): it is to be loaded afresh."""
-
-
-#: Makes, from the subquery of the cells a reload reads, the queries asked with it.
-Also = Callable[[RawSQL], Sequence[Query]]
-
-
-def _nothing_else(cells: RawSQL) -> Sequence[Query]:
-    return ()
-
-
-@dataclass(frozen=True, slots=True)
-class Reloads:
-    """How what one ``load`` read is brought up to date: the queries asked with every reload
-    (``also``), and on PostgreSQL the statements of every reload, written by the ORM once."""
-
-    also: Also
-    prepared: Prepared | None
-
-
-def reloadable(loaded: Loaded, *, also: Also = _nothing_else) -> None:
-    """Make ``loaded`` one ``reload`` can bring up to date, asking the queries ``also`` makes of
-    the reloaded cells' subquery with each reload (one ladder's reviews of their runs)."""
-    prepared = None
-    if connection.vendor == "postgresql":
-        # What the statements are written from, and nothing more: they keep no evidence alive.
-        dispatch, max_target = loaded.dispatch, _max_target(loaded.rungs)
-        prepared = Prepared(
-            lambda cells, keys: _reloading(
-                dispatch, max_target, in_keys(cells), in_keys(keys), also
-            ),
-            "cells",
-            "keys",
-        )
-    loaded.reloads = Reloads(also, prepared)
-
-
-def reload(
-    loaded: Loaded, cells: Collection[str], keys: Collection[str]
-) -> tuple[Loaded, list[list[tuple]]]:
-    """``loaded`` (made ``reloadable``) brought up to date after some of its cells changed: what
-    those cells hold (their counted runs, jobs in flight, the dispatch's jobs in flight, failed
-    attempts and first launches) and the climbers keyed ``keys`` (pinned ones, holding the cells)
-    read again, the other cells' evidence kept; with the rows of its ``also`` queries. One round
-    trip on PostgreSQL (``loopweb.runs.prepared``). ``Stale`` when a climber is not the one
-    loaded."""
-    reloads = loaded.reloads
-    assert reloads is not None, "made reloadable when it was loaded"
-    cells, keys = sorted(set(cells)), sorted(set(keys))
-    if reloads.prepared is not None:
-        climber_rows, run_rows, *rest = fetch_rows(*reloads.prepared.bind(cells=cells, keys=keys))
-        columns = _climber_columns(connection.alias)
-        climbers = [columns.instance(row, connection) for row in climber_rows]
-        runs = _by_cell(run_rows)
-    else:
-        where = in_keys(cells)
-        climbers = list(_climbers_of(loaded.dispatch, in_keys(keys)))
-        runs = _slot_runs(Q(cell_key__in=where), _max_target(loaded.rungs))
-        rest = fetch_rows(*_jobs_in(loaded.dispatch, where), *reloads.also(where))
-    in_flight, dispatch_in_flight, exhausted, first, *extra = rest
-    jobs = _DispatchJobs({loaded.dispatch.origin_prefix: loaded.dispatch.pk}, None)
-    launched, failures, last_launch = (
-        found.get(loaded.dispatch.pk, {})
-        for found in jobs.read(dispatch_in_flight, exhausted, first)
-    )
-    old = loaded.evidence
-    evidence = Evidence(
-        runs=_replaced(old.runs, cells, runs),
-        cell_in_flight=_replaced(old.cell_in_flight, cells, dict(in_flight)),
-        launched_in_flight=_replaced_slots(old.launched_in_flight, loaded.rungs, cells, launched),
-        failures=_replaced_slots(old.failures, loaded.rungs, cells, failures),
-        last_launch=_replaced_slots(old.last_launch, loaded.rungs, cells, last_launch),
-    )
-    fresh = Loaded(
-        dispatch=loaded.dispatch,
-        rungs=loaded.rungs,
-        gate=loaded.gate,
-        climbers=list(loaded.climbers),
-        inputs=list(loaded.inputs),
-        evidence=evidence,
-        catalog=loaded.catalog,
-        reloads=reloads,
-    )
-    _replace_climbers(fresh, climbers, expected=len(keys))
-    return fresh, extra
-
-
-@cache
-def _climber_columns(alias: str) -> Columns[DispatchClimber]:
-    """A climber's columns as a reload's statement names them (once per process and database)."""
-    return Columns(DispatchClimber, connections[alias])
-
-
-def _max_target(rungs: list[RungSnap]) -> int:
-    return max([1, *(r.target for r in rungs)])
-
-
-def _climbers_of(dispatch: Dispatch, keys: RawSQL) -> QuerySet[DispatchClimber]:
-    return DispatchClimber.objects.filter(dispatch=dispatch, combination_key__in=keys).order_by(
-        "position"
-    )
-
-
-def _jobs_in(dispatch: Dispatch, cells: RawSQL) -> list[QuerySet]:
-    """The cells' jobs in flight, whoever launched them; the dispatch's own jobs in flight, its
-    failed attempts and its first launches in them."""
-    where = Q(cell_key__in=cells)
-    jobs = _dispatch_jobs({dispatch.origin_prefix: dispatch.pk}, where)
-    return [_cell_in_flight(where), *jobs.queries, jobs.first_launches]
-
-
-def _reloading(
-    dispatch: Dispatch, max_target: int, cells: RawSQL, keys: RawSQL, also: Also
-) -> list[Query]:
-    """A reload's statements on PostgreSQL: the climbers, the cells' runs, their jobs, ``also``."""
-    names = _climber_columns(connection.alias).names
-    return [
-        _climbers_of(dispatch, keys).values_list(*names),
-        _slot_runs_sql(cells, max_target),
-        *_jobs_in(dispatch, cells),
-        *also(cells),
-    ]
-
-
-def _replaced[K, V](old: Mapping[K, V], cells: list[str], fresh: Mapping[K, V]) -> dict[K, V]:
-    """``old`` with the cells' entries those of ``fresh`` (a cell it lacks has none)."""
-    found = dict(old)
-    for key in cells:
-        found.pop(key, None)  # type: ignore[call-overload]
-    found.update(fresh)
-    return found
-
-
-def _replaced_slots[V](
-    old: Mapping[tuple[str, str], V],
-    rungs: list[RungSnap],
-    cells: list[str],
-    fresh: Mapping[tuple[str, str], V],
-) -> dict[tuple[str, str], V]:
-    """``old``, keyed by (rungId, cellKey), with the cells' entries those of ``fresh``."""
-    found = dict(old)
-    for rung in rungs:
-        for key in cells:
-            found.pop((rung.id, key), None)
-    found.update(fresh)
-    return found
-
-
-def _replace_climbers(loaded: Loaded, rows: list[DispatchClimber], *, expected: int) -> None:
-    """Put the climbers read again in place of the loaded ones (in place: ``loaded`` is new)."""
-    if len(rows) != expected:
-        raise Stale("a climber is gone")
-    at = {c.combination_key: i for i, c in enumerate(loaded.climbers)}
-    for row in rows:
-        i = at.get(row.combination_key)
-        if i is None:
-            raise Stale(f"climber {row.combination_key} was not loaded")
-        was = loaded.climbers[i]
-        if row.pk != was.pk or row.combination_id != was.combination_id:
-            raise Stale(f"climber {row.combination_key} is not the one loaded")
-        # Its combination is the catalog's: a change to it computes everything afresh.
-        row.combination = was.combination
-        loaded.climbers[i] = row
-        loaded.inputs[i] = _input(row, loaded.catalog)
+    """What a board was computed from cannot be brought up to date by reading some of its
+    climbers again (one it holds is gone or is another): it is computed afresh."""

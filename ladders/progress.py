@@ -19,11 +19,11 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from django.contrib.auth import get_user_model
-from django.db.models import Q, QuerySet
+from django.db.models import Q
 
 from ladders import evidence
 from ladders.models import Dispatch, DispatchCell, DispatchStatus, FinalStanding, Ladder, Rung
-from ladders.standing import ClimberStanding, SlotStanding, Standing, evaluate, unrun
+from ladders.standing import ClimberStanding, Evidence, SlotStanding, Standing, evaluate, unrun
 from ladders.statuses import (
     BLOCKED,
     NEEDS_ATTENTION,
@@ -146,16 +146,11 @@ def dispatch_of(ladder: Ladder) -> Dispatch | None:
 # Parts of a running dispatch --------------------------------------------------------------
 
 
-def standing_of(
-    loaded: evidence.Loaded, *, running: bool, only: set[str] | None = None
-) -> Standing:
-    """Where the loaded climbers stand (or the pinned ones keyed ``only``)."""
-    climbers = loaded.inputs
-    if only is not None:
-        climbers = [c for c in climbers if c.combination_key in only]
+def standing_of(loaded: evidence.Loaded, *, running: bool) -> Standing:
+    """Where the loaded climbers stand."""
     return evaluate(
         rungs=loaded.rungs,
-        climbers=climbers,
+        climbers=loaded.inputs,
         gate=loaded.gate,
         evidence=loaded.evidence,
         running=running,
@@ -233,50 +228,50 @@ def live_part(climber: ClimberStanding) -> Part:
 @dataclass(slots=True)
 class Live:
     """The parts of a running dispatch (or of an ended one with no final standing recorded) and
-    what they were computed from: when some of its cells change, only those cells are read again
-    and only the climbers holding them computed again (``after_change``)."""
+    what they were computed with (the dispatch, its rungs, gate, climbers and catalog, without
+    their evidence): when some of its cells change, only the climbers holding them are read and
+    computed again (``after_change``)."""
 
     parts: list[Part]
     loaded: evidence.Loaded
-    #: The completed runs of its slots that a reader of the ladder reviewed.
-    reviewed: frozenset[int]
 
 
 def live(ladder: Ladder, dispatch: Dispatch) -> Live:
     """Every climber's part of a dispatch read from its evidence, with their unreviewed runs."""
     [loaded] = evidence.load([dispatch])
-    evidence.reloadable(loaded, also=lambda cells: [_reviews_in(ladder, cells)])
     standing = standing_of(loaded, running=dispatch.status == DispatchStatus.RUNNING)
     parts = [live_part(c) for c in standing.climbers]
     # Every slot run of a dispatch whose climbers are all pinned is in its held cells.
     whole = all(p.pinned for p in parts)
-    completed = {r for p in parts for r in p.completed}
-    done = frozenset(reviewed(ladder, completed, dispatch=dispatch if whole else None))
-    for part in parts:
-        part.unreviewed = len(part.completed - done)
-    return Live(parts, loaded, done)
+    count_unreviewed(ladder, parts, dispatch=dispatch if whole else None)
+    loaded.evidence = Evidence()  # kept by a shared board: what it needs to read some again
+    return Live(parts, loaded)
 
 
-def after_change(ladder: Ladder, live: Live, cells: set[str], indexes: list[int]) -> Live:
-    """``live`` after the ``cells`` changed: the climbers at ``indexes`` (pinned, and holding
-    them) computed again from the cells read again and the rest of the evidence as it was, in
-    one round trip on PostgreSQL. ``evidence.Stale`` when that cannot be done."""
+def after_change(ladder: Ladder, live: Live, indexes: list[int]) -> Live:
+    """``live`` after some of its cells changed: the climbers at ``indexes`` (pinned, holding
+    them) read and computed again, the others kept. ``evidence.Stale`` when a climber read is
+    not the one the board holds."""
+    was = live.loaded
     keys = {live.parts[i].key for i in indexes}
-    loaded, [found] = evidence.reload(live.loaded, cells, keys)  # with its reviews (``live``)
-    running = loaded.dispatch.status == DispatchStatus.RUNNING
-    standing = standing_of(loaded, running=running, only=keys)
+    [loaded] = evidence.load([was.dispatch], only=keys, catalog=was.catalog)
+    held = {c.combination_key: c for c in was.climbers}
+    for climber in loaded.climbers:
+        before = held.get(climber.combination_key)
+        if before is None or (before.pk, before.combination_id) != (
+            climber.pk,
+            climber.combination_id,
+        ):
+            raise evidence.Stale(f"climber {climber.combination_key} is not the one held")
+    if len(loaded.climbers) != len(keys):
+        raise evidence.Stale("a climber is gone")
+    standing = standing_of(loaded, running=was.dispatch.status == DispatchStatus.RUNNING)
     fresh = {c.combination_key: live_part(c) for c in standing.climbers}
-    # The reviews of the cells' runs are those just read; the other cells' are as they were.
-    before, now = live.loaded.evidence.runs, loaded.evidence.runs
-    was = {r.id for key in cells for r in before.get(key, ())}
-    held = {r.id for key in cells for r in now.get(key, ())}
-    done = (live.reviewed - was) | ({run_id for (run_id,) in found} & held)
+    count_unreviewed(ladder, list(fresh.values()))
     parts = list(live.parts)
     for i in indexes:
-        part = fresh[parts[i].key]
-        part.unreviewed = len(part.completed - done)
-        parts[i] = part
-    return Live(parts, loaded, frozenset(done))
+        parts[i] = fresh[parts[i].key]
+    return Live(parts, was)
 
 
 # Parts of an ended dispatch ---------------------------------------------------------------
@@ -422,16 +417,6 @@ def reviewed(
         Review.objects.filter(readers, scope).order_by().values_list("run_id", flat=True).distinct()
     )
     return set(found) & ids
-
-
-def _reviews_in(ladder: Ladder, cells) -> QuerySet:
-    """(run id,) of the reviews by the ladder's readers of runs in the cells (a subquery)."""
-    return (
-        Review.objects.filter(_readers(ladder), run__cell_key__in=cells)
-        .order_by()
-        .values_list("run_id")
-        .distinct()
-    )
 
 
 def _readers(ladder: Ladder) -> Q:

@@ -50,6 +50,8 @@ from loopweb.runs.numbers import typed_integer
 
 #: A board nobody has read for this long is dropped when another is stored.
 UNREAD_FOR = 60.0
+#: The most boards a process keeps (each a large ladder's may be megabytes).
+KEPT = 32
 
 _now = time.monotonic
 
@@ -419,7 +421,7 @@ def _recomputed(board: Board, look: Look) -> Board:
             return _full(board.ladder_id, look)
         if affected:
             try:
-                live = progress.after_change(ladder, live, cells, affected)
+                live = progress.after_change(ladder, live, affected)
             except evidence.Stale:
                 return _full(board.ladder_id, look)
             parts = live.parts
@@ -538,12 +540,23 @@ def _looked_again(board: Board, look: Look) -> Board:
 
 
 def _keep(slot: _Slot, board: Board) -> None:
+    """Keep the board for the next viewers; forget boards nobody read for ``UNREAD_FOR``
+    seconds, and beyond ``KEPT`` boards the least recently read ones."""
     with _slots_lock:
         slot.board = board
         now = _now()
-        for other in _slots.values():
-            if other is not slot and other.board is not None and now - other.read_at > UNREAD_FOR:
-                other.board = None
+        others = sorted(
+            ((other.read_at, ladder_id, other) for ladder_id, other in _slots.items()),
+            key=lambda entry: entry[0],
+        )
+        boards = sum(1 for *_, other in others if other.board is not None)
+        for read_at, ladder_id, other in others:
+            if other is slot:
+                continue
+            if other.board is not None and (boards > KEPT or now - read_at > UNREAD_FOR):
+                other.board, boards = None, boards - 1
+            if other.board is None and not other.lock.locked():
+                del _slots[ladder_id]  # a viewer holding it still finishes with it
 
 
 def changed_since(board: Board, version: str | None, look: Look | None = None) -> list[int] | None:

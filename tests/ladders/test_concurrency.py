@@ -10,10 +10,9 @@ import pytest
 from django.db import close_old_connections, connection
 from django.utils import timezone
 
-from ladders import evidence, services
+from ladders import services
 from ladders.models import Dispatch
 from loopweb.runs import services as run_services
-from loopweb.runs import together
 from loopweb.runs.errors import Conflict
 from loopweb.runs.models import IN_FLIGHT, Job, Run
 from tests.factories import UserFactory
@@ -159,11 +158,6 @@ def test_stop_and_cancel_running_leaves_nothing_in_flight_under_a_race(owner):
     assert not over, jobs_of(ladder, over)
 
 
-def one_by_one(*queries):
-    with connection.cursor() as cursor:
-        return [together._one_by_one(cursor, query) for query in queries]
-
-
 def push_from_another_connection(driver, job_id: int) -> None:
     """A driver's push, committed on a connection of its own before this returns."""
     errors: list[BaseException] = []
@@ -196,12 +190,7 @@ def test_a_pass_never_launches_past_a_target_when_pushes_land_between_its_reads(
     statement and jobs in flight in another, a job pushed between them would be in neither, and
     the cell would seem to have room for a run more than it has. The evidence reads jobs before
     runs, so its standing is never short so (the push is counted twice, as in flight and as a
-    run); the room is read in one statement.
-
-    The evidence's statements travel to PostgreSQL together (``fetch_rows``), but each still
-    reads its own snapshot, so a push can commit between them as here; they are sent one by one
-    for this test to commit it there."""
-    monkeypatch.setattr(evidence, "fetch_rows", one_by_one)
+    run); the room is read in one statement."""
     driver = UserFactory(username="p0", role="driver")
     ladder = make_ladder(owner, versions(1), climbers(1), runsPerCell=3)
     services.start_dispatch(ladder=ladder)
