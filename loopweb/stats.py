@@ -19,6 +19,8 @@ POWER = 0.80
 #: The change (in pass rate) the power hint plans for unless asked for another: 30 points.
 CHANGE = 0.30
 CONFIDENCE = 0.95
+#: An interval's bounds are shown to four decimals (a hundredth of a percentage point).
+DECIMALS = 4
 
 
 def _counts(passed: object, counted: object) -> bool:
@@ -41,19 +43,27 @@ def wilson(passed: int, counted: int) -> tuple[float, float] | None:
 
 
 def pass_rate(passed: int, counted: int) -> dict | None:
-    """``{passed, counted, low, high}`` as the API shows a slot's pass rate (a new dict each time:
-    callers may keep it in documents they change)."""
+    """``{passed, counted, low, high}`` as the API shows a slot's pass rate, the bounds to four
+    decimals (a new dict each time: callers may keep it in documents they change)."""
     interval = wilson(passed, counted)
     if interval is None:
         return None
-    return {"passed": passed, "counted": counted, "low": interval[0], "high": interval[1]}
+    low, high = (round(bound, DECIMALS) for bound in interval)
+    return {"passed": passed, "counted": counted, "low": low, "high": high}
+
+
+@lru_cache(maxsize=4096)
+def shared_pass_rate(passed: int, counted: int) -> dict | None:
+    """``pass_rate``, one object per pair of counts: for documents built in bulk and read only
+    (a board's ten thousand slots hold a handful of distinct tallies). Never change it."""
+    return pass_rate(passed, counted)
 
 
 def pass_rate_of(tally: dict | None) -> dict | None:
-    """A slot's pass rate from its tally (``passing`` of ``counted``)."""
+    """A slot's pass rate from its tally (``passing`` of ``counted``), shared (read only)."""
     if not tally:
         return None
-    return pass_rate(tally["passing"], tally["counted"])
+    return shared_pass_rate(tally["passing"], tally["counted"])
 
 
 def percent(value: float) -> str:

@@ -48,6 +48,7 @@ def compare(a: DispatchRecord, b: DispatchRecord, alpha: float = stats.ALPHA) ->
     rungs_a = {pin: j for j, pin in enumerate(_pins(a))}
     rungs_b = list(_pins(b))
     climbers, flipped = [], []
+    flips = {"up": 0, "down": 0}  # slots decided in both whose verdict changed (by position)
     for key in keys:
         ia, ib = in_a.get(key), in_b.get(key)
         ca = a.climbers[ia] if ia is not None else None
@@ -61,12 +62,14 @@ def compare(a: DispatchRecord, b: DispatchRecord, alpha: float = stats.ALPHA) ->
                 "b": _side(cb),
                 "change": change(ca, cb),
                 "totals": {"a": ta, "b": tb, "difference": costs.difference(ta, tb)},
-                "evidence": significance.evidence(
-                    a.slots[ia] if ia is not None else None,
-                    b.slots[ib] if ib is not None else None,
-                ),
             }
         )
+        evidence, up, down = significance.walk(
+            a.slots[ia] if ia is not None else None, b.slots[ib] if ib is not None else None
+        )
+        climbers[-1]["evidence"] = evidence
+        flips["up"] += up
+        flips["down"] += down
         if ca is None or cb is None:
             continue
         for jb, pin in enumerate(rungs_b):
@@ -90,7 +93,7 @@ def compare(a: DispatchRecord, b: DispatchRecord, alpha: float = stats.ALPHA) ->
             kind: sum(c["significance"]["verdict"] == kind for c in climbers)
             for kind in significance.VERDICTS
         },
-        "significance": significance.summary(a, b, alpha),
+        "significance": significance.summary(a, b, alpha, flips),
         "configurationDiffers": significance.configuration_differs(a, b),
         "totals": {
             "a": a.totals,

@@ -220,7 +220,9 @@ def _p(value: float | None) -> str:
 
 def evidence_text(row: dict) -> str:
     """``rung 1: 0 of 5 passed (0–43 %) → 5 of 5 passed (57–100 %), p = 0.0079``."""
-    a, b = (stats.pass_rate_text(row[side]["passRate"]) for side in ("a", "b"))
+    a, b = (
+        stats.pass_rate_text(row[side] if row[side]["counted"] else None) for side in ("a", "b")
+    )
     return f"rung {row['rung']}: {a} → {b}, p = {_p(row['pValue'])}"
 
 

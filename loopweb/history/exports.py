@@ -119,8 +119,8 @@ def standing_csv(record: DispatchRecord | None) -> str:
         key = (tally[passing_at], tally[counted_at])
         text = intervals.get(key)
         if text is None:
-            bounds = stats.wilson(*key)
-            text = intervals[key] = ",".join(map(str, bounds)) if bounds else ","
+            rate = stats.shared_pass_rate(*key)
+            text = intervals[key] = f"{rate['low']},{rate['high']}" if rate else ","
         return text
 
     def numbers(values, empty: str) -> str:

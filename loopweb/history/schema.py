@@ -127,9 +127,12 @@ class ClimberSignificanceSerializer(s.Serializer):
 
 
 class EvidenceSideSerializer(s.Serializer):
-    passed = s.IntegerField()
+    """A side's pass rate on the rung: its counts and their 95 % Wilson interval."""
+
+    passed = s.IntegerField(help_text="The counted runs that cleared the gate's floor.")
     counted = s.IntegerField()
-    passRate = PassRateSerializer(allow_null=True, help_text=PASS_RATE_HELP)
+    low = s.FloatField(allow_null=True, help_text="The interval's lower bound (null: none).")
+    high = s.FloatField(allow_null=True, help_text="The interval's upper bound.")
 
 
 class EvidenceSerializer(s.Serializer):

@@ -7,6 +7,7 @@ record (the tally's ``passing``).
 """
 
 from collections.abc import Sequence
+from functools import lru_cache
 
 from loopweb import stats
 from loopweb.history.models import DispatchRecord
@@ -44,18 +45,40 @@ def counts(slot: Sequence | None) -> tuple[int, int]:
     return tally[_PASSING], tally[_COUNTED]
 
 
+@lru_cache(maxsize=4096)
 def _side(passed: int, counted: int) -> dict:
-    return {"passed": passed, "counted": counted, "passRate": stats.pass_rate(passed, counted)}
+    """One side of a rung's evidence: its pass rate (``{passed, counted, low, high}``, the bounds
+    null when nothing counted), one object per pair of counts (read only)."""
+    rate = stats.pass_rate(passed, counted)
+    return rate or {"passed": passed, "counted": counted, "low": None, "high": None}
 
 
-def evidence(slots_a: Sequence | None, slots_b: Sequence | None) -> list[dict]:
-    """Each rung position where either record counted runs: both sides' counts and Fisher's
-    exact p-value between them."""
+def _reached(slots: Sequence) -> list[int]:
+    return [j for j, slot in enumerate(slots) if slot[1]]
+
+
+def walk(slots_a: Sequence | None, slots_b: Sequence | None) -> tuple[list[dict], int, int]:
+    """A climber's evidence (each rung position where either record counted runs: both sides'
+    counts and Fisher's exact p-value between them), and how many of its slots decided in both
+    records went failed → passed and passed → failed.
+
+    A climb stops at its first rung not passed, so only a few slots of each climber were reached
+    (have a tally), and every decided slot was: the positions are found in one pass over each
+    side and only they are read."""
     slots_a, slots_b = slots_a or (), slots_b or ()
-    rows = []
-    for j in range(max(len(slots_a), len(slots_b))):
-        pa, ca = counts(slots_a[j]) if j < len(slots_a) else (0, 0)
-        pb, cb = counts(slots_b[j]) if j < len(slots_b) else (0, 0)
+    na, nb = len(slots_a), len(slots_b)
+    rows, up, down = [], 0, 0
+    for j in sorted(set(_reached(slots_a)).union(_reached(slots_b))):
+        sa = slots_a[j] if j < na else None
+        sb = slots_b[j] if j < nb else None
+        ta, tb = sa and sa[1], sb and sb[1]
+        pa, ca = (ta[_PASSING], ta[_COUNTED]) if ta else (0, 0)
+        pb, cb = (tb[_PASSING], tb[_COUNTED]) if tb else (0, 0)
+        if sa and sb:
+            if sa[0] == FAILED and sb[0] == PASSED:
+                up += 1
+            elif sa[0] == PASSED and sb[0] == FAILED:
+                down += 1
         if ca or cb:
             rows.append(
                 {
@@ -65,7 +88,11 @@ def evidence(slots_a: Sequence | None, slots_b: Sequence | None) -> list[dict]:
                     "pValue": stats.fisher(pa, ca, pb, cb),
                 }
             )
-    return rows
+    return rows, up, down
+
+
+def evidence(slots_a: Sequence | None, slots_b: Sequence | None) -> list[dict]:
+    return walk(slots_a, slots_b)[0]
 
 
 def between(rows: list[dict], reached_a: int, reached_b: int) -> float:
@@ -73,22 +100,6 @@ def between(rows: list[dict], reached_a: int, reached_b: int) -> float:
     the other did not (1 when none of them has evidence on both sides)."""
     low, high = sorted((reached_a, reached_b))
     return min((r["pValue"] for r in rows if low < r["rung"] <= high), default=1.0)
-
-
-def flips(a: DispatchRecord, b: DispatchRecord) -> dict[str, int]:
-    """Rung slots decided in both records whose verdict changed: failed → passed is up."""
-    up = down = 0
-    in_a = {c["key"]: i for i, c in enumerate(a.climbers)}
-    for ib, climber in enumerate(b.climbers):
-        ia = in_a.get(climber["key"])
-        if ia is None:
-            continue
-        for sa, sb in zip(a.slots[ia], b.slots[ib], strict=False):
-            if sa[0] == FAILED and sb[0] == PASSED:
-                up += 1
-            elif sa[0] == PASSED and sb[0] == FAILED:
-                down += 1
-    return {"up": up, "down": down}
 
 
 def judge(climbers: list[dict], alpha: float) -> None:
@@ -165,10 +176,10 @@ def _fewest(record: DispatchRecord) -> int | None:
     return min((r.get("runs") or 1 for r in record.snapshot.get("rungs", [])), default=None)
 
 
-def summary(a: DispatchRecord, b: DispatchRecord, alpha: float) -> dict:
+def summary(a: DispatchRecord, b: DispatchRecord, alpha: float, flipped: dict) -> dict:
     """The compare's top-level ``significance``: the test, McNemar's exact test over the
-    flipped slots, and the runs per rung a 30-point change needs."""
-    flipped = flips(a, b)
+    flipped slots (``{up, down}``, summed from ``walk``), and the runs per rung a 30-point change
+    needs."""
     return {
         "alpha": alpha,
         "test": TEST,

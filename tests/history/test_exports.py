@@ -189,6 +189,11 @@ def _as_text(value):
     return f"'{value}" if isinstance(value, str) and value.startswith(tuple("=+-@\t\r")) else value
 
 
+def _interval(tally) -> tuple:
+    rate = stats.pass_rate(tally[3], tally[0]) if tally else None
+    return (rate["low"], rate["high"]) if rate else ("", "")
+
+
 def _as_the_writer_writes(record) -> str:
     """The standing as ``csv.writer`` writes each row's fields, one row per slot."""
     out = io.StringIO()
@@ -216,7 +221,7 @@ def _as_the_writer_writes(record) -> str:
                 status if status in ("passed", "failed") else "",
                 *(tally or [""] * 7),
                 *(totals or [""] * 6),
-                *((stats.wilson(tally[3], tally[0]) if tally else None) or ("", "")),
+                *_interval(tally),
             ]
             writer.writerow([_as_text(value) for value in fields])
     return out.getvalue()
