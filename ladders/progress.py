@@ -182,7 +182,7 @@ def slot_json(slot: SlotStanding) -> dict:
         "cellKey": slot.cell_key,
         "tally": tally.as_json() if tally else None,
         # The 95 % Wilson interval of its passing runs of its counted ones (docs/statistics.md).
-        "passRate": stats.pass_rate(tally.passing, tally.counted) if tally else None,
+        "passRate": stats.shared_pass_rate(tally.passing, tally.counted) if tally else None,
     }
 
 
