@@ -9,7 +9,7 @@ SciPy is imported on first use, so a process that never asks pays nothing for it
 """
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from functools import lru_cache
 
 #: The significance level compare and the verify gate use unless asked for another.
@@ -19,6 +19,9 @@ POWER = 0.80
 #: The change (in pass rate) the power hint plans for unless asked for another: 30 points.
 CHANGE = 0.30
 CONFIDENCE = 0.95
+
+#: A pass rate as the API shows it: ``{passed, counted, low, high}``.
+PassRate = dict[str, int | float]
 #: An interval's bounds are shown to four decimals (a hundredth of a percentage point).
 DECIMALS = 4
 
@@ -42,7 +45,7 @@ def wilson(passed: int, counted: int) -> tuple[float, float] | None:
     return max(0.0, float(interval.low)), min(1.0, float(interval.high))
 
 
-def pass_rate(passed: int, counted: int) -> dict | None:
+def pass_rate(passed: int, counted: int) -> PassRate | None:
     """``{passed, counted, low, high}`` as the API shows a slot's pass rate, the bounds to four
     decimals (a new dict each time: callers may keep it in documents they change)."""
     interval = wilson(passed, counted)
@@ -53,13 +56,13 @@ def pass_rate(passed: int, counted: int) -> dict | None:
 
 
 @lru_cache(maxsize=4096)
-def shared_pass_rate(passed: int, counted: int) -> dict | None:
+def shared_pass_rate(passed: int, counted: int) -> PassRate | None:
     """``pass_rate``, one object per pair of counts: for documents built in bulk and read only
     (a board's ten thousand slots hold a handful of distinct tallies). Never change it."""
     return pass_rate(passed, counted)
 
 
-def pass_rate_of(tally: dict | None) -> dict | None:
+def pass_rate_of(tally: Mapping[str, int] | None) -> PassRate | None:
     """A slot's pass rate from its tally (``passing`` of ``counted``), shared (read only)."""
     if not tally:
         return None
@@ -70,7 +73,7 @@ def percent(value: float) -> str:
     return f"{round(100 * value)}"
 
 
-def pass_rate_text(rate: dict | None) -> str:
+def pass_rate_text(rate: Mapping[str, int | float] | None) -> str:
     """``2 of 3 passed (21–94 %)``."""
     if rate is None:
         return "nothing counted yet"
