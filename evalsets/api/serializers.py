@@ -89,6 +89,12 @@ class CostReadSerializer(serializers.Serializer):
 
 class OutcomeResultSerializer(f.ModelSerializer):
     cost = serializers.SerializerMethodField()
+    pValue = serializers.FloatField(
+        source="p_value",
+        read_only=True,
+        allow_null=True,
+        help_text="p_value under the name API.md's Significance section gives it.",
+    )
 
     class Meta:
         model = OutcomeResult
@@ -106,6 +112,7 @@ class OutcomeResultSerializer(f.ModelSerializer):
             "current_run",
             "cost",
             "p_value",
+            "pValue",
             "cases_needed",
             "measured_at",
         ]
