@@ -33,6 +33,22 @@ def error_map(detail) -> dict[str, list[str]]:
     return found
 
 
+#: The score target's fields, each with an input of its own on the rule page.
+SCORE_FIELDS = ("name", "target", "better", "scale")
+
+
+def score_errors(errors: dict[str, list[str]]) -> dict[str, list[str]]:
+    """The score target's errors by the input they belong under: ``score.target`` under Target,
+    and so on; anything else about the score (not an object, an unknown key) under ``other``."""
+    found: dict[str, list[str]] = {}
+    for path, messages_ in errors.items():
+        if path != "score" and not path.startswith("score."):
+            continue
+        field = path.removeprefix("score.").split(".", 1)[0]
+        found.setdefault(field if field in SCORE_FIELDS else "other", []).extend(messages_)
+    return found
+
+
 def _owner_only(user) -> None:
     if not can_create(user):
         raise PermissionDenied("Only owners manage combinations and groups.")
@@ -229,6 +245,7 @@ def acceptance_rule(request):
         {
             "form": form,
             "errors": errors,
+            "score_errors": score_errors(errors),
             "previewing": request.method == "POST" and not errors,
             "preview": None if errors else preview(request.user, rule),
             "nav": "rule",
