@@ -7,10 +7,12 @@ only the server's URL and a driver token.
 ``--execute module:function`` names the function that runs one job (see docs/drivers.md); one
 that raises ``loopweb.driver.RateLimited`` (the provider answered 429 before the model did
 anything) has its job released back to the queue, and the provider's budget backs off;
-``--simulate`` runs the simulated harnesses of the demo instead. The token may also come from
-``LOOPWEB_DRIVER_TOKEN`` (so it is not shown in the process list). Ctrl-C (or SIGTERM) stops
-every driver within a few seconds: a job under way is reported as an infrastructure failure,
-which the server retries at once. ``LOG_FORMAT=json`` prints JSON lines.
+``--simulate`` runs the simulated harnesses of the demo instead; ``--inspect TASKS`` runs each
+job as an Inspect AI evaluation (``pip install loopweb[inspect]``,
+``loopweb.driver.inspect_executor``). The token may also come from ``LOOPWEB_DRIVER_TOKEN`` (so
+it is not shown in the process list). Ctrl-C (or SIGTERM) stops every driver within a few
+seconds: a job under way is reported as an infrastructure failure, which the server retries at
+once. ``LOG_FORMAT=json`` prints JSON lines.
 """
 
 from __future__ import annotations
@@ -51,6 +53,19 @@ def parser() -> argparse.ArgumentParser:
     what = p.add_mutually_exclusive_group(required=True)
     what.add_argument("--execute", type=load, help="module:function that runs one job")
     what.add_argument("--simulate", action="store_true", help="run simulated harnesses")
+    what.add_argument(
+        "--inspect", metavar="TASKS", help="a module mapping cases to Inspect tasks (TASKS, MODELS)"
+    )
+    p.add_argument(
+        "--inspect-log-dir",
+        default=os.environ.get("LOOPWEB_INSPECT_LOG_DIR", "logs"),
+        help="where Inspect writes its .eval logs (a directory or s3://…)",
+    )
+    p.add_argument(
+        "--inspect-log-url",
+        default=os.environ.get("LOOPWEB_INSPECT_LOG_URL"),
+        help="the logs' public address: a run's artifact links here, the log's name appended",
+    )
     p.add_argument("--concurrency", type=int, default=1, help="jobs run at once (threads)")
     p.add_argument("--seed", type=int, default=0, help="the simulated draws' seed")
     p.add_argument("--speed", type=float, default=1.0, help="simulated time speed-up")
@@ -150,6 +165,20 @@ def wait_and_stop(threads: list[threading.Thread], stop: threading.Event) -> Non
             signal.signal(sig, handler)
 
 
+def inspect_executor(args: argparse.Namespace) -> Callable:
+    try:
+        from loopweb.driver.inspect_executor import InspectExecutor
+
+        return InspectExecutor.from_module(
+            args.inspect, log_dir=args.inspect_log_dir, log_url=args.inspect_log_url
+        )
+    except ImportError as exc:
+        parser().error(f"--inspect {args.inspect}: {exc} (pip install 'loopweb[inspect]')")
+    except ValueError as exc:
+        parser().error(str(exc))
+    raise AssertionError("unreachable")
+
+
 def main(argv: list[str] | None = None) -> int:
     from loopweb.logs import configure_standalone
 
@@ -159,6 +188,10 @@ def main(argv: list[str] | None = None) -> int:
         parser().error("a driver token is required: --token or LOOPWEB_DRIVER_TOKEN")
     if args.concurrency < 1 or args.speed <= 0:
         parser().error("--concurrency must be at least 1 and --speed positive")
+    if args.inspect:
+        if args.concurrency > 1:
+            parser().error("--inspect runs one evaluation at a time: start more processes")
+        args.execute = inspect_executor(args)
     stop = threading.Event()
     threads = start(
         args.url,
