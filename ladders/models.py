@@ -124,6 +124,10 @@ class Dispatch(models.Model):
     # it there announces it once (``lifecycle.dispatch_needs_attention``). A new Run's first pass
     # reads it as false, whatever the dispatch it replaced left here.
     needs_attention = models.BooleanField(default=False)
+    # What its first launch pass found its slots reading already: runs from before this Run,
+    # reused rather than launched again (``passes.reused_runs``): {"runs": n, "from": [{"kind":
+    # "dispatch" | "hand" | "outside", "dispatch": id (a dispatch's), "runs": n}, …]}.
+    reused = models.JSONField(default=dict, blank=True)
     # Who pressed Run and Stop (empty for a script, or once the user is deleted).
     started_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
@@ -243,7 +247,7 @@ CAPTURED = [
             f"{{r}}.{column}"
             for column in (
                 "dispatch_id", "status", "snapshot", "started_at", "ended_at", "started_by_id",
-                "stopped_by_id",
+                "stopped_by_id", "reused",
             )
         ),
     ),

@@ -15,7 +15,7 @@ from django.db.models import Count, Q, QuerySet, Value
 from django.utils import timezone
 from psycopg.types.json import Jsonb
 
-from ladders import evidence, lifecycle, progress
+from ladders import evidence, lifecycle, origins, progress
 from ladders.models import (
     Dispatch,
     DispatchCell,
@@ -75,6 +75,10 @@ def run_launch_pass(*, ladder_id: int) -> PassReport | None:
             return None
         [loaded] = evidence.load([dispatch])
         standing = standing_of(loaded, running=True)
+        if dispatch.passes == 0:
+            # The first pass launches the dispatch's first jobs: every run its slots read now
+            # is from before this Run.
+            dispatch.reused = reused_runs(standing)
 
         # Climbers before jobs, as a driver ending a job of an early-stopping dispatch takes
         # them (``receivers.lock_dispatch_of_origin``).
@@ -92,7 +96,7 @@ def run_launch_pass(*, ladder_id: int) -> PassReport | None:
         had_attention = dispatch.needs_attention and dispatch.passes > 0
         dispatch.needs_attention = standing.reads_needs_attention(in_flight)
         dispatch.passes += 1
-        dispatch.save(update_fields=["status", "ended_at", "passes", "needs_attention"])
+        dispatch.save(update_fields=["status", "ended_at", "passes", "needs_attention", "reused"])
         if dispatch.needs_attention and not had_attention:
             blocked = [
                 (row, climber)
@@ -106,6 +110,28 @@ def run_launch_pass(*, ladder_id: int) -> PassReport | None:
                 Dispatch, dispatch=dispatch, final=final, by=None, cancel_running=False, cancelled=0
             )
         return PassReport(dispatch.dispatch_id, len(jobs), cancelled, published, finished)
+
+
+def reused_runs(standing: Standing) -> dict:
+    """The runs the standing's slots read, by where they came from: another dispatch (of any
+    ladder), a launch by hand, or a push without a job."""
+    ids = {run.id for climber in standing.climbers for slot in climber.slots for run in slot.runs}
+    if not ids:
+        return {"runs": 0, "from": []}
+    found: dict[tuple[str, str | None], int] = {}
+    rows = Run.objects.filter(pk__in=in_ids(ids)).values_list("job__origin").annotate(n=Count("id"))
+    for origin, n in rows.order_by():
+        parsed = origins.parse(origin) if origin else None
+        if parsed is not None:
+            source = ("dispatch", parsed.dispatch_id)
+        else:
+            source = ("hand", None) if origin else ("outside", None)
+        found[source] = found.get(source, 0) + n
+    sources = [
+        {"kind": kind, **({"dispatch": dispatch} if dispatch else {}), "runs": n}
+        for (kind, dispatch), n in sorted(found.items(), key=lambda item: -item[1])
+    ]
+    return {"runs": len(ids), "from": sources}
 
 
 #: The first key of the advisory locks that stand for coverage cells.

@@ -454,14 +454,16 @@ def status_of(dispatch: Dispatch | None, parts: list[Part]) -> str:
     return dispatch.status
 
 
-def runs_of(parts: list[Part]) -> dict:
+def runs_of(parts: list[Part], dispatch: Dispatch | None = None) -> dict:
     """The dispatch's runs: ``done`` counts what needs no more executing, a slot a Stop skipped
-    whole, so ``skippedByStop`` says how many of those the Stop left unrun."""
+    whole, so ``skippedByStop`` says how many of those the Stop left unrun; ``reused``, the runs
+    from before the Run its first pass found its slots reading (launched by nobody now)."""
     return {
         "total": sum(p.total for p in parts),
         "done": sum(p.done for p in parts),
         "inFlight": sum(p.launched for p in parts),
         "skippedByStop": sum(p.skipped_by_stop for p in parts),
+        "reused": (dispatch.reused or {}).get("runs", 0) if dispatch is not None else 0,
     }
 
 
@@ -483,7 +485,7 @@ def figures(dispatch: Dispatch, parts: list[Part], *, runs_under_way: int) -> di
         "retryCount": snapshot["retryCount"],
         "rungs": snapshot["rungs"],
         "slotCounts": counts,
-        "runs": runs_of(parts),
+        "runs": runs_of(parts, dispatch),
         "runsUnreviewed": sum(p.unreviewed for p in parts),
         "runsUnderWay": runs_under_way,
     }

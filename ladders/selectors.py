@@ -105,7 +105,13 @@ def _ended_runs(dispatch: Dispatch, climbers: int) -> dict:
     launched = evidence.launched_in_flight(dispatch)
     total = climbers * sum(targets.values())
     done = total - sum(min(n, targets.get(rung, 0)) for (rung, _), n in launched.items())
-    return {"total": total, "done": done, "inFlight": sum(launched.values()), "skippedByStop": 0}
+    return {
+        "total": total,
+        "done": done,
+        "inFlight": sum(launched.values()),
+        "skippedByStop": 0,
+        "reused": (dispatch.reused or {}).get("runs", 0),
+    }
 
 
 def ladder_summaries(ladders: list[Ladder]) -> list[dict]:
@@ -170,7 +176,7 @@ def ladder_summaries(ladders: list[Ladder]) -> list[dict]:
                     slotCounts={s: final.slot_counts.get(s, 0) for s in SLOT_STATUSES},
                     runs=_ended_runs(dispatch, ladder.climber_count or 0)
                     if held is None
-                    else progress.runs_of(progress.frozen_parts(dispatch, held)),
+                    else progress.runs_of(progress.frozen_parts(dispatch, held), dispatch),
                 )
             row["climbers"] = ladder.climber_count or 0
             # The slot counts and runs are the dispatch's: so is the rung count beside them.

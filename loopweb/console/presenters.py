@@ -382,6 +382,8 @@ def run_bar(runs: dict | None, executed: int | None = None) -> dict | None:
         "executed": None,
         "not_needed": None,
         "stopped": stopped or None,
+        # Of the executed: runs from before the Run, read again and not launched (nor paid) again.
+        "reused": runs.get("reused") or None,
         "done_pct": _pct(done, total),
         "executed_pct": _pct(done, total),
         "not_needed_pct": "0",
@@ -406,6 +408,34 @@ def run_bar(runs: dict | None, executed: int | None = None) -> dict | None:
             f"{done} of {plural(total, 'run')} done, {unrun}{under_way} under way, {left} left"
         )
     return bar
+
+
+#: Where reused runs came from, as a Run's message names them.
+REUSED_FROM = {"hand": "launched by hand", "outside": "pushed without a job"}
+
+
+def what_a_run_did(reused: dict, runs: dict) -> str:
+    """What pressing Run did, as its message says it: the jobs its first pass launched, the runs
+    from before it that its slots read again (and where from), and the runs left to launch; with
+    nothing launched and nothing left, how to measure afresh."""
+    sources = []
+    for source in reused.get("from", []):
+        where = REUSED_FROM.get(source["kind"]) or f"from dispatch {source.get('dispatch')}"
+        sources.append(f"{source['runs']} {where}")
+    reused_runs = reused.get("runs", 0)
+    launched = runs.get("inFlight", 0)
+    left = max(runs.get("total", 0) - runs.get("done", 0) - launched, 0)
+    said = (
+        f"Run started: {plural(launched, 'job')} launched, {plural(reused_runs, 'run')} reused"
+        + (f" ({human_list(sources)})" if sources else "")
+        + f", {plural(left, 'run')} left to launch."
+    )
+    if launched == 0 and left == 0 and reused_runs:
+        said += (
+            " Every slot was decided by runs from before this Run, which cost nothing again."
+            " To measure afresh, pin a new case version on a rung or raise the runs per rung."
+        )
+    return said
 
 
 def review_coverage(completed: int, unreviewed: int) -> dict:

@@ -10,7 +10,6 @@ from collections.abc import Iterable, Mapping
 from django.db import connection
 from django.db.models import Q
 
-from loopweb.runs.arrays import in_ids
 from loopweb.runs.models import Job, Run
 from loopweb.runs.numbers import metric_integer
 
@@ -67,13 +66,11 @@ def difference(a: Mapping[str, int] | None, b: Mapping[str, int] | None) -> dict
     return {name: b.get(name, 0) - a.get(name, 0) for name in NAMES}
 
 
-def run_metrics(origin_prefix: str, read: Iterable[int]) -> list[tuple[int, str, object]]:
+def run_metrics(origin_prefix: str) -> list[tuple[int, str, object]]:
     """(run id, cell key, ``record.metrics``) of every run a dispatch launched (every attempt,
-    retried or not, whatever its outcome) and of every run its slots read, each once."""
+    retried or not, whatever its outcome): what it cost. The runs from before it that its slots
+    read again cost it nothing (the record counts them apart, ``runs.reused``)."""
     runs = Q(job__in=Job.objects.filter(origin__startswith=origin_prefix).values("pk"))
-    ids = set(read)
-    if ids:
-        runs |= Q(pk__in=in_ids(ids))
     chosen = Run.objects.filter(runs).order_by()
     if connection.vendor == "postgresql":
         # One JSON array of every row, parsed at once: a board's 30,000 runs as rows cost a

@@ -46,7 +46,6 @@ def configuration_id(snapshot: dict) -> str:
 def build(
     dispatch: Dispatch,
     bodies: list[dict],
-    read: list[list[list[int]]],
     *,
     status: str,
     slot_counts: dict,
@@ -56,7 +55,7 @@ def build(
     names: tuple[str, str] | None = None,
 ) -> DispatchRecord:
     """The record (unsaved) of a dispatch's standing: ``bodies`` are its climbers as progress
-    shows them, ``read`` the runs each of their slots read."""
+    shows them; what the runs the dispatch launched cost, by slot."""
     owner_of_cell: dict[str, tuple[int, int]] = {}
     for i, body in enumerate(bodies):
         for j, slot in enumerate(body["slots"]):
@@ -66,9 +65,7 @@ def build(
                 owner_of_cell.setdefault(slot["cellKey"], (i, j))
     slot_totals: dict[tuple[int, int], dict] = {}
     dispatch_totals = costs.empty()
-    rows = costs.run_metrics(
-        dispatch.origin_prefix, (r for climber in read for ids in climber for r in ids)
-    )
+    rows = costs.run_metrics(dispatch.origin_prefix)
     for _, cell, metrics in rows:
         values = costs.reported(metrics)
         costs.add(dispatch_totals, values)
@@ -136,7 +133,6 @@ def of_final(dispatch: Dispatch, final: FinalStanding) -> DispatchRecord:
     return build(
         dispatch,
         [part.body for part in parts],
-        [c["runs"] for c in final.climbers],
         status=dispatch.status,
         slot_counts=final.slot_counts,
         runs=figures["runs"],
@@ -197,7 +193,6 @@ def live(dispatch: Dispatch) -> DispatchRecord:
     record = build(
         board.dispatch,
         [part.body for part in board.parts],
-        [[list(ids) for ids in part.runs] for part in board.parts],
         status=figures.get("status", board.dispatch.status),
         slot_counts=figures.get("slotCounts", {}),
         runs=figures.get("runs", {}),

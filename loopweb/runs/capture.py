@@ -214,3 +214,11 @@ def install(specs: list[Captured]):
             schema_editor.execute(statement)
 
     return forwards, backwards
+
+
+def remove(specs: list[Captured]):
+    """The pair removing ``specs``' triggers (and installing them back). A migration that alters
+    a table a trigger names removes them first and installs them after: SQLite alters a table
+    by building it anew and renaming it, which a trigger naming it refuses."""
+    forwards, backwards = install(specs)
+    return backwards, forwards

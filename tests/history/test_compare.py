@@ -100,8 +100,10 @@ def test_the_running_dispatch_compares_live_with_the_last_record(
     work(driver, run_tasks, PAID_BROKEN, rounds=1)  # rung 1's second run: still passes
     body = compare(owner_api, ladder, last["id"], "current")
     assert body["climbers"][0]["b"]["reached"] == 1
-    # Rung 1's two runs, and the run of rung 2 its slot reads now that the climber is there.
-    assert body["totals"]["b"]["usdMicros"] == 1000 + 700 + 1000
+    # Only the run this dispatch launched (rung 1's second) costs it anything: rung 1's first
+    # run and the run of rung 2 its slot reads now are from before, reused.
+    assert body["totals"]["b"]["usdMicros"] == 700
+    assert body["b"]["runs"]["reused"] == 2
 
 
 @pytest.mark.parametrize(

@@ -38,9 +38,12 @@ def test_retried_attempts_are_paid_for_and_runs_without_metrics_are_kept_apart(
     assert row["totals"] == costs.total([m1["totals"], m2["totals"]])
 
 
-def test_runs_the_dispatch_read_count_though_someone_else_launched_them(
+def test_runs_the_dispatch_read_but_someone_else_launched_cost_it_nothing(
     owner, owner_api, driver, run_tasks
 ):
+    """A run from before the Run decides its slot (runs from anywhere count), but the record
+    counts cost and time only for the runs the dispatch launched: that one is counted apart,
+    as reused."""
     [step] = versions(1)
     [combo] = climbers(1)
     outside(driver, step, combo, costing(PERFECT, 250, 1, 2, 3))
@@ -48,9 +51,11 @@ def test_runs_the_dispatch_read_count_though_someone_else_launched_them(
     services.start_dispatch(ladder=ladder, by=owner)  # decided by the existing run
     [row] = history(owner_api, ladder)["results"]
     assert row["status"] == "finished"
-    assert row["totals"]["usdMicros"] == 250 and row["totals"]["runs"] == 1
+    assert row["totals"]["usdMicros"] == 0 and row["totals"]["runs"] == 0
+    assert row["runs"]["reused"] == 1
     one = record(owner_api, ladder, row["id"])
-    assert one["climbers"][0]["slots"][0]["totals"]["usdMicros"] == 250
+    assert one["climbers"][0]["slots"][0]["status"] == "passed"
+    assert one["climbers"][0]["slots"][0]["totals"] is None
 
 
 def test_partial_and_malformed_metrics():

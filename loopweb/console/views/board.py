@@ -161,7 +161,10 @@ def run(request, pk: int):
     except ValidationError as exc:
         report_invalid(request, exc, "Run refused.")
     else:
-        messages.success(request, "Run started: a new dispatch is climbing.")
+        board = shared_progress.read(ladder.pk)
+        reused = board.dispatch.reused if board.dispatch is not None else {}
+        runs = (board.figures or {}).get("runs", {})
+        messages.success(request, presenters.what_a_run_did(reused, runs))
     return redirect("console:board", pk=ladder.pk)
 
 
