@@ -55,6 +55,12 @@ class RunsSerializer(s.Serializer):
         "the runs they held and the jobs it let finish (0 unless stopped; absent from records "
         "written before it was counted).",
     )
+    reused = s.IntegerField(
+        required=False,
+        help_text="Of done, the runs from before the Run that its slots read again (another "
+        "dispatch's, launched by hand or pushed without a job): not launched, nor counted in "
+        "the totals, again (absent from records written before it was counted).",
+    )
 
 
 class RecordSummarySerializer(HeadSerializer):
