@@ -21,12 +21,38 @@
     };
   }
 
+  // The open panel's address: the one it was opened with, or, opened with the page
+  // (?slot=…), made from its slot and the grid's.
+  function openUrl() {
+    const aside = panel();
+    if (!aside || aside.hidden) return null;
+    if (aside.dataset.url) return aside.dataset.url;
+    const slot = aside.querySelector(".panel-inner")?.dataset.slot;
+    const grid = document.querySelector("table.grid[data-slot-url]");
+    if (!slot || !grid) return null;
+    const [index, rung] = slot.split("/");
+    return grid.dataset.slotUrl.replace("/slots/0/RUNG/", `/slots/${index}/${encodeURIComponent(rung)}/`);
+  }
+
+  // The panel is part of the live board: when a refresh found the board changed, it is read
+  // again, keeping its place (the focus stays where it was unless it was inside it).
+  document.body.addEventListener("board-changed", () => {
+    const url = openUrl();
+    if (!url || !window.htmx) return;
+    const aside = panel();
+    const top = aside.scrollTop;
+    htmx.ajax("GET", url, { target: "#slot-panel", swap: "innerHTML" }).then(() => {
+      aside.scrollTop = top;
+    });
+  });
+
   function open(td) {
     const target = slotUrl(td);
     const aside = panel();
     if (!target || !aside || !window.htmx) return;
     opener = td.id;
     htmx.ajax("GET", target.url, { target: "#slot-panel", swap: "innerHTML" }).then(() => {
+      aside.dataset.url = target.url;
       aside.hidden = false;
       document.getElementById("board-layout")?.classList.add("has-panel");
       const url = new URL(window.location.href);
@@ -41,6 +67,7 @@
     if (!aside || aside.hidden) return;
     aside.hidden = true;
     aside.innerHTML = "";
+    delete aside.dataset.url;
     document.getElementById("board-layout")?.classList.remove("has-panel");
     const url = new URL(window.location.href);
     url.searchParams.delete("slot");

@@ -61,3 +61,31 @@ def test_slot_panel_then_run_page_then_back(open_page, shot, owner, driver):
     expect(page.locator("#slot-panel")).to_be_visible()
     expect(page.locator("#slot-panel h2")).to_contain_text("sp2 via aider (acme)")
     expect(page.locator("#ladder-name")).to_have_text("Panel")
+
+
+def test_the_open_slot_panel_refreshes_with_the_board(open_page, owner, driver):
+    """The panel is part of the live board: a run landing in its slot's cell while it is open
+    shows in it at the board's next refresh, without reopening it."""
+    from loopweb.runs import services as run_services
+
+    ladder = make_ladder(owner, versions(1, prefix="lp"), climbers(1, prefix="lp"), runsPerCell=2)
+    services.start_dispatch(ladder=ladder)
+    page = open_page(owner)
+    page.goto(f"/ladders/{ladder.pk}/")
+    page.locator("#slot-0-0").click()
+    panel = page.locator("#slot-panel")
+    expect(panel).to_contain_text("No run of this slot's cell yet.")
+
+    [job, _] = run_services.claim_jobs(driver=driver, limit=2)
+    from django.utils import timezone
+
+    run_services.push_run(
+        pushed_by=driver,
+        job_id=job.pk,
+        outcome="completed",
+        record=PERFECT,
+        finished_at=timezone.now(),
+    )
+
+    expect(panel.locator(".slot-run")).to_have_count(1)
+    expect(panel).to_be_visible()
