@@ -6,7 +6,12 @@ them or when: a seeded fleet always produces the same standing.
 
 Each model has a skill and each case a difficulty; a run's quality is skill minus difficulty
 plus noise, and decides how many checklist items pass. Runs sometimes fail on infrastructure or
-hang, and every run reports cost and tokens.
+hang, and every run reports cost and tokens and a ``tests`` verdict (pass when the build is good
+and every critical check passes), so an acceptance rule that requires tests reads it.
+
+Each model is served from a simulated host; one of them (``FLAKY_HOSTS``) loses most of its
+attempts, so with the default of one retry a climber on it blocks and its dispatch needs
+attention.
 """
 
 from __future__ import annotations
@@ -23,6 +28,8 @@ from loopweb.driver.client import Driver, Failure, Job, RunResult
 
 INFRASTRUCTURE_RATE = 0.05
 HANG_RATE = 0.03
+#: Model -> (its host, the share of attempts that host loses).
+FLAKY_HOSTS = {"lumen-pro": ("gpu-box-3", 0.6)}
 
 
 def _unit(text: str) -> float:
@@ -53,9 +60,11 @@ def simulate(
     rng = rng_for(seed, job, n)
     seconds = rng.uniform(2.0, 6.0)
     draw = rng.random()
-    if draw < INFRASTRUCTURE_RATE:
-        return seconds / 2, Failure("infrastructure", "simulated host lost")
     model = (job.get("cell") or {}).get("model") or job["combination"].get("model") or "?"
+    host, failure_rate = FLAKY_HOSTS.get(model, ("", INFRASTRUCTURE_RATE))
+    if draw < failure_rate:
+        lost = f"simulated host {host} lost the connection" if host else "simulated host lost"
+        return seconds / 2, Failure("infrastructure", lost)
     quality = skill(model) - difficulty(job["case"], job.get("engine")) + rng.gauss(0, 0.15)
     input_tokens = int(rng.uniform(20_000, 90_000))
     output_tokens = int(rng.uniform(3_000, 25_000))
@@ -66,18 +75,37 @@ def simulate(
         "usd_micros": input_tokens * 3 + output_tokens * 15,
         "wall_ms": int(seconds * 1000),
     }
-    if draw < INFRASTRUCTURE_RATE + HANG_RATE:
-        return seconds, RunResult(outcome="hung", record={"metrics": metrics})
+    if draw < failure_rate + HANG_RATE:
+        return seconds, RunResult(
+            outcome="hung", record={"metrics": metrics}, signals=[tests_verdict(job, False)]
+        )
     share = 1 / (1 + math.exp(-8 * quality))
     build_ok = rng.random() < 0.6 + 0.4 * share
     results = {item["id"]: build_ok and rng.random() < share for item in checklist}
+    critical = [item["id"] for item in checklist if item.get("critical")] or list(results)
     record = {
         "checklist": results,
         "toolchain": {"build": "ok" if build_ok else "failed", "loaded": build_ok},
         "metrics": metrics,
         "artifacts": [{"name": "transcript", "url": f"https://example.invalid/runs/{job['id']}"}],
     }
-    return seconds, RunResult(outcome="completed", record=record)
+    passed = build_ok and all(results[item] for item in critical)
+    return seconds, RunResult(
+        outcome="completed", record=record, signals=[tests_verdict(job, passed)]
+    )
+
+
+def tests_verdict(job: dict, passed: bool) -> dict:
+    """The harness's own tests, as a verdict signal (seed 000) on the run it pushes."""
+    return {
+        "id": "tests",
+        "kind": "verdict",
+        "name": "tests",
+        "value": "pass" if passed else "fail",
+        "at_attempt": str(job["attempt"]),
+        "observed_at": dt.datetime.now(dt.UTC).isoformat(),
+        "tier": "verified",
+    }
 
 
 class Executions:

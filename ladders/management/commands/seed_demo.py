@@ -1,4 +1,7 @@
-"""Demo data: two users, a platformer catalog, combinations in a group and a ready ladder.
+"""Demo data: two users, a platformer catalog, combinations in a group and a ready ladder, and
+for the verify gate an evalset of the ladder's rungs with runs journaled before and after an
+applied LLM-authored proposal, which the gate measures once the demo's first Run has pushed ten
+runs (``after_grains: 10``), plus a human-authored one it skips and says why.
 
 Idempotent: running it again changes nothing that exists.
 """
@@ -10,6 +13,8 @@ from django.core.management.base import BaseCommand
 from django.db import transaction
 from django.utils import timezone
 
+from evalsets import services as evalsets
+from evalsets.models import Proposal
 from ladders import services
 from ladders.models import Ladder
 from loopweb.runs.models import (
@@ -49,6 +54,13 @@ MODELS = [
     ("lumen-mini", "Lumen"),
     ("basalt-7b", "Basalt"),
 ]
+#: The evalset's runs journaled before the proposals (days ago, passed, failed): the newest is
+#: the baseline.
+BEFORE = [(3, 24, 6), (2, 27, 5), (1, 29, 4)]
+#: The run journaled after the apply: six rung slots fewer passed, past the tolerance of 3.
+AFTER = (23, 7)
+MEASURED = "Shorter system prompt for the coder"
+SKIPPED = "Raise the build timeout to ten minutes"
 HARNESSES = [
     ("aider", "orca-large"),
     ("aider", "quill-2"),
@@ -164,7 +176,46 @@ class Command(BaseCommand):
                     "reviewers": [reviewer.pk],
                 },
             )
+        self.verify_gate(owner, rungs)
         self.stdout.write("demo data ready: owner demo/demo, reviewer reviewer/reviewer")
+
+    def verify_gate(self, owner, rungs):
+        """An evalset of the ladder's rungs, three runs journaled before the proposals and one
+        after the apply; the LLM-authored proposal is measured after ten pushed runs."""
+        pins = [{k: rung[k] for k in ("case", "version", "variant", "engine")} for rung in rungs]
+        evalset, created = evalsets.create_evalset(
+            name="Platformer rungs", pins=pins, created_by=owner
+        )
+        if created:
+            now = timezone.now()
+            for days, passed, failed in BEFORE:
+                evalsets.journal_run(
+                    evalset=evalset,
+                    summary=summary(passed, failed),
+                    journaled_at=now - timedelta(days=days),
+                    journaled_by=owner,
+                )
+        policy = {
+            "hash": evalset.hash,
+            "field": "passed",
+            "higher_is_better": True,
+            "checkpoints": [{"after_grains": 10}, {"after_ms": 7 * 24 * 3600 * 1000}],
+            "min_effect": {"count": 3},
+        }
+        applied = []
+        for title, authored_by in ((MEASURED, "llm"), (SKIPPED, "human")):
+            if Proposal.objects.filter(owner=owner, title=title).exists():
+                continue
+            proposal = evalsets.create_proposal(
+                owner=owner,
+                title=title,
+                authored_by=authored_by,
+                applicable=True,
+                outcome_evalset=policy,
+            )
+            applied.append(evalsets.apply_proposal(proposal=proposal))
+        if applied:
+            evalsets.journal_run(evalset=evalset, summary=summary(*AFTER), journaled_by=owner)
 
     def user(self, username, role, staff=False, password=""):
         User = get_user_model()
@@ -186,3 +237,13 @@ class Command(BaseCommand):
             slug=slug, defaults={"title": title, "kind": kind, "created_by": owner}
         )
         return case
+
+
+def summary(passed: int, failed: int) -> dict:
+    """An evalset run's summary as a journaled dispatch gives it (``ladders.journal``)."""
+    return {
+        "passed": passed,
+        "failed": failed,
+        "total": passed + failed,
+        "error_rate": round(failed / (passed + failed), 4),
+    }
