@@ -119,6 +119,12 @@ class CompareView(Exported):
                 description="The significance level of the verdicts, 0 < alpha < 0.5 "
                 "(default 0.05; docs/statistics.md).",
             ),
+            OpenApiParameter(
+                "change",
+                int,
+                description="The change in a rung's pass rate the power hint plans for, in "
+                "percentage points, 1-100 (default 30).",
+            ),
             FORMAT,
         ],
         responses=json_or_csv(schema.CompareSerializer),
@@ -126,7 +132,11 @@ class CompareView(Exported):
     def get(self, request, pk: int):
         ladder = self.ladder()
         result = selectors.compared(
-            ladder, request.GET.get("a"), request.GET.get("b"), request.GET.get("alpha")
+            ladder,
+            request.GET.get("a"),
+            request.GET.get("b"),
+            request.GET.get("alpha"),
+            request.GET.get("change"),
         )
         if self.as_csv():
             name = f"ladder-{ladder.pk}-compare-{result['a']['id']}-{result['b']['id']}.csv"

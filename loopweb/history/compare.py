@@ -35,9 +35,15 @@ def _pins(record: DispatchRecord):
         yield (*pin, seen[pin])
 
 
-def compare(a: DispatchRecord, b: DispatchRecord, alpha: float = stats.ALPHA) -> dict:
+def compare(
+    a: DispatchRecord,
+    b: DispatchRecord,
+    alpha: float = stats.ALPHA,
+    planned: float = stats.CHANGE,
+) -> dict:
     """``b`` against ``a``: up means ``b`` climbed higher, ``significance`` how sure that is at
-    ``alpha`` (``significance.judge``). Climbers in ``b``'s order, then those
+    ``alpha`` (``significance.judge``), its power hint for a change of ``planned`` in a rung's pass
+    rate. Climbers in ``b``'s order, then those
     only ``a`` had. A slot flipped when both climbed its rung (the same rung id) and its status
     differs, one side at least a verdict (passed or failed). Rungs are matched by their pin (an
     edit that re-adds a rung mints a new id for the same pin), the k-th of a pin named twice
@@ -93,7 +99,7 @@ def compare(a: DispatchRecord, b: DispatchRecord, alpha: float = stats.ALPHA) ->
             kind: sum(c["significance"]["verdict"] == kind for c in climbers)
             for kind in significance.VERDICTS
         },
-        "significance": significance.summary(a, b, alpha, flips),
+        "significance": significance.summary(a, b, alpha, flips, planned),
         "configurationDiffers": significance.configuration_differs(a, b),
         "totals": {
             "a": a.totals,

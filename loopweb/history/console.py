@@ -240,14 +240,14 @@ def compare(request, pk: int):
         "choices": list(selectors.records_of(ladder).values_list("pk", "ended_at", "status")[:50]),
         "nav": "ladders",
     }
-    alpha = request.GET.get("alpha")
-    context["alpha"] = alpha or ""
+    alpha, change = request.GET.get("alpha"), request.GET.get("change")
+    context["alpha"], context["change"] = alpha or "", change or ""
     status = 200
     try:
-        result = selectors.compared(ladder, a, b, alpha)
+        result = selectors.compared(ladder, a, b, alpha, change)
     except ValidationError as exc:
         context["errors"] = [f"{field}: {' '.join(m)}" for field, m in exc.message_dict.items()]
-        status = 400 if {"a", "b", "alpha"} & set(request.GET) else 200
+        status = 400 if {"a", "b", "alpha", "change"} & set(request.GET) else 200
     else:
         context["result"] = result
         context["rows"] = [

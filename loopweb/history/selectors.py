@@ -60,14 +60,23 @@ def side(ladder: Ladder, value: str | None, field: str) -> DispatchRecord:
     return found
 
 
-def compared(ladder: Ladder, a: str | None, b: str | None, alpha: str | None = None) -> dict:
-    """``compare.compare`` of the two sides at ``alpha`` (``?alpha=``, text as sent); a 400
-    naming each bad one."""
+def compared(
+    ladder: Ladder,
+    a: str | None,
+    b: str | None,
+    alpha: str | None = None,
+    change: str | None = None,
+) -> dict:
+    """``compare.compare`` of the two sides at ``alpha``, its power hint for ``change``
+    (``?alpha=``, ``?change=``, text as sent); a 400 naming each bad one."""
     errors = {}
     sides = {}
     level = significance.parse_alpha(alpha)
     if isinstance(level, str):
         errors["alpha"] = [level]
+    planned = significance.parse_change(change)
+    if isinstance(planned, str):
+        errors["change"] = [planned]
     for field, value in (("a", a), ("b", b)):
         if field == "b" and b == a and "a" in sides:
             sides["b"] = sides["a"]  # the same side twice is read once
@@ -78,8 +87,8 @@ def compared(ladder: Ladder, a: str | None, b: str | None, alpha: str | None = N
             errors.update(exc.message_dict)
     if errors:
         raise ValidationError(errors)
-    assert isinstance(level, float)  # or it was among the errors
-    return compare.compare(sides["a"], sides["b"], level)
+    assert isinstance(level, float) and isinstance(planned, float)  # or among the errors
+    return compare.compare(sides["a"], sides["b"], level, planned)
 
 
 def activity_of(ladder: Ladder, n: int = 10) -> list[Activity]:

@@ -12,6 +12,7 @@ from functools import lru_cache
 from loopweb import stats
 from loopweb.history.models import DispatchRecord
 from loopweb.history.records import TALLY
+from loopweb.runs.numbers import typed_integer
 
 UP, DOWN, SAME, INCONCLUSIVE, NEW, GONE = "up", "down", "same", "inconclusive", "new", "gone"
 VERDICTS = (UP, DOWN, SAME, INCONCLUSIVE, NEW, GONE)
@@ -22,6 +23,20 @@ _COUNTED, _PASSING = TALLY.index("counted"), TALLY.index("passing")
 #: The longest ``?alpha=`` read: a number, not an essay.
 MAX_ALPHA_TEXT = 32
 ALPHA_RULE = "Must be a number between 0 and 0.5 (both excluded), such as 0.05."
+
+
+CHANGE_RULE = "Must be a whole number of percentage points between 1 and 100, such as 30."
+
+
+def parse_change(raw: str | None) -> float | str:
+    """``?change=`` (percentage points) as a fraction, the default when absent, or what is wrong
+    with it."""
+    if raw is None:
+        return stats.CHANGE
+    points = typed_integer(raw, low=1)
+    if points is None or points > 100:
+        return CHANGE_RULE
+    return points / 100
 
 
 def parse_alpha(raw: str | None) -> float | str:
@@ -176,10 +191,16 @@ def _fewest(record: DispatchRecord) -> int | None:
     return min((r.get("runs") or 1 for r in record.snapshot.get("rungs", [])), default=None)
 
 
-def summary(a: DispatchRecord, b: DispatchRecord, alpha: float, flipped: dict) -> dict:
+def summary(
+    a: DispatchRecord,
+    b: DispatchRecord,
+    alpha: float,
+    flipped: dict,
+    change: float = stats.CHANGE,
+) -> dict:
     """The compare's top-level ``significance``: the test, McNemar's exact test over the
-    flipped slots (``{up, down}``, summed from ``walk``), and the runs per rung a 30-point change
-    needs."""
+    flipped slots (``{up, down}``, summed from ``walk``), and the runs per rung a change of
+    ``change`` in a rung's pass rate needs."""
     return {
         "alpha": alpha,
         "test": TEST,
@@ -187,10 +208,10 @@ def summary(a: DispatchRecord, b: DispatchRecord, alpha: float, flipped: dict) -
         "flips": flipped,
         "pValue": stats.mcnemar(flipped["up"], flipped["down"]),
         "power": {
-            "change": stats.CHANGE,
+            "change": change,
             "alpha": alpha,
             "power": stats.POWER,
-            "runsPerRung": stats.runs_per_rung_needed(stats.CHANGE, alpha=alpha),
+            "runsPerRung": stats.runs_per_rung_needed(change, alpha=alpha),
             "fewestRunsPerRung": {"a": _fewest(a), "b": _fewest(b)},
         },
     }

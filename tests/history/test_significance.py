@@ -192,3 +192,23 @@ def test_a_slot_with_nothing_counted_has_no_pass_rate(owner, owner_api):
     services.start_dispatch(ladder=ladder, by=owner)
     body = owner_api.get(f"/api/ladders/{ladder.pk}/progress").json()
     assert [s["passRate"] for s in body["climbers"][0]["slots"]] == [None, None]
+
+
+def test_the_power_hint_plans_for_the_change_asked(owner, owner_api, driver, run_tasks):
+    ladder, a, b = failing_then_passing(owner, owner_api, driver, run_tasks, runs=1)
+    power = compare(owner_api, ladder, a, b, change="50")["significance"]["power"]
+    assert (power["change"], power["runsPerRung"]) == (0.5, 19)
+    assert power["fewestRunsPerRung"] == {"a": 1, "b": 1}
+
+
+@pytest.mark.parametrize("change", ["0", "101", "x", "-5", "nan"])
+def test_a_bad_change_is_a_400_naming_it(owner, owner_api, change):
+    ladder = make_ladder(owner, versions(1), climbers(1))
+    services.start_dispatch(ladder=ladder, by=owner)
+    response = owner_api.get(
+        f"/api/ladders/{ladder.pk}/compare", {"a": "current", "b": "current", "change": change}
+    )
+    assert response.status_code == 400
+    errors = response.json()["errors"]
+    assert list(errors) == ["change"]
+    assert "between 1 and 100" in errors["change"][0]
