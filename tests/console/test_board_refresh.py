@@ -89,3 +89,26 @@ def test_an_unchanged_board_answers_204(owner_client, big):
     )
     assert refresh.status_code == 204
     assert "HX-Trigger" not in refresh.headers
+
+
+def test_a_refresh_is_sent_compressed_to_a_browser_that_accepts_it(owner_client, big, driver):
+    """A changed board's refresh is gzipped for a browser that accepts it. BREACH finds no
+    secret to read in it: Django masks the CSRF token its forms carry anew in every response,
+    nothing of the request is echoed in it, and Django's gzip pads each response with a random
+    length besides."""
+    import gzip
+
+    page = owner_client.get(reverse("console:board", args=[big.pk])).content.decode()
+    jobs = claim_all(driver)
+    push(driver, jobs[7], record=PERFECT)
+    refresh = owner_client.get(
+        reverse("console:board-refresh", args=[big.pk]),
+        {"v": held_version(page)},
+        HTTP_ACCEPT_ENCODING="gzip",
+    )
+    assert refresh.status_code == 200
+    assert refresh.headers["Content-Encoding"] == "gzip"
+    assert "Accept-Encoding" in refresh.headers["Vary"]
+    html = gzip.decompress(refresh.content).decode()
+    assert '<tr id="climber-row-7"' in html
+    assert len(refresh.content) * 3 < len(html)
