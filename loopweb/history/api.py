@@ -115,13 +115,13 @@ class CompareView(Exported):
             OpenApiParameter("b", str, required=True, description="A record id or current."),
             OpenApiParameter(
                 "alpha",
-                float,
+                {"type": "number", "exclusiveMinimum": 0, "exclusiveMaximum": 0.5},
                 description="The significance level of the verdicts, 0 < alpha < 0.5 "
                 "(default 0.05; docs/statistics.md).",
             ),
             OpenApiParameter(
                 "change",
-                int,
+                {"type": "integer", "minimum": 1, "maximum": 100},
                 description="The change in a rung's pass rate the power hint plans for, in "
                 "percentage points, 1-100 (default 30).",
             ),
