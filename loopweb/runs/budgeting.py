@@ -7,12 +7,13 @@ the claims and releases that change it and by staff's edits, one after another.
 """
 
 import json
+import time
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from django.db import IntegrityError, transaction
+from django.db import IntegrityError, connection, transaction
 from django.db.models import Count
 from django.utils import timezone
 
@@ -58,18 +59,69 @@ def _cell(cell: Any) -> dict:
     return cell or {}
 
 
-def leased_by_cell() -> dict[str, int]:
-    """Jobs drivers hold, counted by combination cell (as JSON text: a dict is no key)."""
-    counts: dict[str, int] = {}
-    rows = (
+#: Combination id → the cell (JSON text) its jobs are pinned to, and when it was read: jobs in
+#: flight are counted by combination (an index-only count), and their cells read once a minute.
+_CELLS: dict[int, tuple[str, float]] = {}
+CELL_SECONDS = 60.0
+
+
+def leased_by_combination() -> tuple[dict[int, tuple[str, int]], dict[str, int]]:
+    """Jobs drivers hold: by combination id, (its cell as JSON text, how many); and those whose
+    combination is gone, by cell."""
+    rows = list(
         Job.objects.filter(status__in=LEASED)
-        .values_list("combination_cell")
+        .values_list("combination_id")
         .annotate(n=Count("id"))
         .order_by()
     )
-    for cell, n in rows:
-        key = json.dumps(_cell(cell), sort_keys=True)
-        counts[key] = counts.get(key, 0) + n
+    cells = cells_of([cid for cid, _ in rows if cid is not None])
+    by_combination = {cid: (cells[cid], n) for cid, n in rows if cid in cells}
+    orphans: dict[str, int] = {}
+    if any(cid is None for cid, _ in rows):
+        for cell, n in (
+            Job.objects.filter(status__in=LEASED, combination_id=None)
+            .values_list("combination_cell")
+            .annotate(n=Count("id"))
+            .order_by()
+        ):
+            key = json.dumps(_cell(cell), sort_keys=True)
+            orphans[key] = orphans.get(key, 0) + n
+    return by_combination, orphans
+
+
+def cells_of(combination_ids: Iterable[int]) -> dict[int, str]:
+    """The cell (JSON text) the jobs of each combination are pinned to, read at most once a
+    minute per combination (a gg combination's cell follows the catalog when it resolves)."""
+    now = time.monotonic()
+    found: dict[int, str] = {}
+    stale = []
+    for cid in set(combination_ids):
+        cached = _CELLS.get(cid)
+        if cached is not None and now - cached[1] <= CELL_SECONDS:
+            found[cid] = cached[0]
+        else:
+            stale.append(cid)
+    if stale:
+        jobs = Job.objects.filter(combination_id__in=stale)
+        if connection.features.can_distinct_on_fields:
+            jobs = jobs.order_by("combination_id", "-id").distinct("combination_id")
+        for cid, cell in jobs.values_list("combination_id", "combination_cell"):
+            found[cid] = json.dumps(_cell(cell), sort_keys=True)
+            _CELLS[cid] = (found[cid], now)  # shared by the process's threads: whole entries
+    return found
+
+
+def known_cells() -> dict[int, str]:
+    """The cells of the combinations this process has read lately (a combination stays)."""
+    now = time.monotonic()
+    return {cid: cell for cid, (cell, at) in list(_CELLS.items()) if now - at <= 10 * CELL_SECONDS}
+
+
+def leased_by_cell() -> dict[str, int]:
+    """Jobs drivers hold, counted by combination cell (as JSON text: a dict is no key)."""
+    by_combination, counts = leased_by_combination()
+    for cell, n in by_combination.values():
+        counts[cell] = counts.get(cell, 0) + n
     return counts
 
 

@@ -23,7 +23,7 @@ from django.db import connection, connections, transaction
 from django.db.models import F, Window, prefetch_related_objects
 from django.db.models.functions import RowNumber
 
-from loopweb.runs import budgeting
+from loopweb.runs import budget_claim_sql, budgeting
 from loopweb.runs import budgets as rules
 from loopweb.runs.models import Combination, Job, JobStatus, ProviderBudget
 from loopweb.runs.rows import Columns
@@ -32,8 +32,11 @@ from loopweb.runs.rows import Columns
 def lease_queued(*, driver_id: int, limit: int, now: datetime, expires: datetime) -> list[Job]:
     """Lease up to ``limit`` queued jobs to the driver until ``expires``: oldest first, within
     the enabled provider budgets."""
-    if ProviderBudget.objects.filter(enabled=True).exists():
-        return _lease_under_budgets(driver_id=driver_id, limit=limit, now=now, expires=expires)
+    budgets = list(ProviderBudget.objects.filter(enabled=True).order_by("pk"))
+    if budgets:
+        return _lease_under_budgets(
+            driver_id=driver_id, limit=limit, now=now, expires=expires, budgets=budgets
+        )
     return _lease(driver_id=driver_id, limit=limit, now=now, expires=expires)
 
 
@@ -136,8 +139,13 @@ _RETRY_OF = Job.retry_of.related
 
 
 def _lease_under_budgets(
-    *, driver_id: int, limit: int, now: datetime, expires: datetime
+    *, driver_id: int, limit: int, now: datetime, expires: datetime, budgets: list
 ) -> list[Job]:
+    if connection.vendor == "postgresql":
+        return _lease_under_budgets_in_one_call(
+            driver_id=driver_id, limit=limit, now=now, expires=expires, budgets=budgets
+        )
+    # SQLite: one writer at a time (its transactions take the write lock as they begin).
     with transaction.atomic():
         # Lock the enabled budgets: a claim counting a budget's jobs in flight while another
         # claim's lease of one is uncommitted would start one past the cap.
@@ -146,28 +154,16 @@ def _lease_under_budgets(
             .filter(enabled=True)
             .order_by("pk")
         )
-        queued = list(
-            Job.objects.filter(status=JobStatus.QUEUED)
-            .annotate(
-                rank=Window(
-                    RowNumber(),
-                    partition_by=[F("origin"), F("combination_id")],
-                    order_by=F("id").asc(),
-                )
-            )
-            .filter(rank__lte=limit)
-            .order_by("id")
-            .values_list("id", "origin", "combination_cell")
-        )
+        queued = _candidates(limit)
         if not queued:
             return []
         flying = budgeting.leased_by_cell()
-        under = budgeting.BudgetsOf(budgets, [cell for _, _, cell in queued] + list(flying))
+        under = budgeting.BudgetsOf(budgets, [cell for *_, cell in queued] + list(flying))
         in_flight = budgeting.in_flight(budgets, flying, under)
         rooms = {b.pk: rules.room(b, now, in_flight[b.pk]) for b in budgets}
         candidates = [
             rules.Candidate(job_id, rules.source(origin), under(cell))
-            for job_id, origin, cell in queued
+            for job_id, origin, _, cell in queued
         ]
         picked, served = rules.pick(
             candidates,
@@ -187,6 +183,134 @@ def _lease_under_budgets(
         )
         _record(budgets, [c for c in picked if c.id in {job.pk for job in jobs}], served, now)
     return jobs
+
+
+def _candidates(limit: int) -> list[tuple[int, str, int | None, Any]]:
+    """The oldest ``limit`` queued jobs of each origin and combination, oldest first: (id,
+    origin, combination id, combination cell). A full budget's backlog never hides what comes
+    after it."""
+    if connection.vendor != "postgresql":
+        return list(
+            Job.objects.filter(status=JobStatus.QUEUED)
+            .annotate(
+                rank=Window(
+                    RowNumber(),
+                    partition_by=[F("origin"), F("combination_id")],
+                    order_by=F("id").asc(),
+                )
+            )
+            .filter(rank__lte=limit)
+            .order_by("id")
+            .values_list("id", "origin", "combination_id", "combination_cell")
+        )
+    # A skip scan of job_queued_by_origin: each (origin, combination) is two index probes,
+    # however many jobs it has queued.
+    with connection.cursor() as cursor:
+        cursor.execute(_CANDIDATES, [limit])
+        rows = cursor.fetchall()
+    return [(job_id, origin, cid, _json_of(cell)) for job_id, origin, cid, cell in rows]
+
+
+def _json_of(value) -> Any:
+    return json.loads(value) if isinstance(value, str) else value
+
+
+_GROUP = "COALESCE(combination_id, 0)"
+_CANDIDATES = f"""
+WITH RECURSIVE groups (origin, combination) AS (
+    (SELECT origin, {_GROUP} FROM runs_job WHERE status = 'queued'
+     ORDER BY origin, {_GROUP} LIMIT 1)
+    UNION ALL
+    SELECT next.origin, next.combination FROM groups, LATERAL (
+        SELECT origin, {_GROUP} AS combination FROM runs_job
+        WHERE status = 'queued' AND (origin, {_GROUP}) > (groups.origin, groups.combination)
+        ORDER BY origin, {_GROUP} LIMIT 1
+    ) AS next
+)
+SELECT job.id, job.origin, job.combination_id, job.combination_cell FROM groups, LATERAL (
+    SELECT id, origin, combination_id, combination_cell FROM runs_job
+    WHERE status = 'queued' AND origin = groups.origin AND {_GROUP} = groups.combination
+    ORDER BY origin, {_GROUP}, id LIMIT %s
+) AS job
+ORDER BY job.id
+"""  # noqa: S608 - no value is formatted in
+
+
+#: Candidates read past a claim's own ``max`` of each origin and combination under budgets on
+#: PostgreSQL, for the claims reading the queue at the same moment.
+SPREAD = 32
+
+
+def _lease_under_budgets_in_one_call(
+    *, driver_id: int, limit: int, now: datetime, expires: datetime, budgets: list
+) -> list[Job]:
+    """PostgreSQL: the candidates are read and ordered here, unlocked; the function
+    (``budget_claim_sql``) locks the budgets, counts afresh and leases what still fits, in one
+    statement, so the lock is never held across a round trip."""
+    # The combinations known to be in flight: each claim maps these and its candidates' to
+    # their budgets; one the function finds unmapped sends it to read them all.
+    known = budgeting.known_cells()
+    for attempt in range(4):
+        if attempt:
+            budgets = list(ProviderBudget.objects.filter(enabled=True).order_by("pk"))
+            if not budgets:
+                return _lease(driver_id=driver_id, limit=limit, now=now, expires=expires)
+        # More than the claim takes of each: concurrent claims read the same oldest jobs.
+        queued = _candidates(limit + SPREAD)
+        if not queued:
+            return []
+        cells = {**known, **budgeting.cells_of(cid for _, _, cid, _ in queued if cid)}
+        under = budgeting.BudgetsOf(budgets, [*cells.values(), *(c for *_, c in queued)])
+        candidates = [
+            rules.Candidate(job_id, rules.source(origin), under(cell))
+            for job_id, origin, _, cell in queued
+        ]
+        # Every candidate in the order the claim prefers them; the function takes those that
+        # fit the budgets' room as it counts it under their lock.
+        ordered, _ = rules.pick(
+            candidates,
+            dict.fromkeys((b.pk for b in budgets), rules.UNCAPPED),
+            {b.pk: b.turns for b in budgets},
+            limit=len(candidates),
+            clock=now.timestamp(),
+        )
+        caps = [
+            {
+                "id": b.pk,
+                "cap": rules.in_flight_cap(b, now),
+                "minute": rules.per_minute_cap(b, now),
+            }
+            for b in budgets
+        ]
+        combinations = {str(cid): sorted(under(cell)) for cid, cell in cells.items()}
+        body = [{"id": c.id, "source": c.source, "budgets": sorted(c.budgets)} for c in ordered]
+        with connection.cursor() as cursor:
+            cursor.execute(
+                f"SELECT {budget_claim_sql.FUNCTION}(%s, %s, %s, %s, %s, %s, %s, %s, %s)",
+                [
+                    driver_id,
+                    limit,
+                    now,
+                    expires,
+                    int(now.timestamp()),
+                    now.timestamp(),
+                    json.dumps(caps),
+                    json.dumps(combinations),
+                    json.dumps(body),
+                ],
+            )
+            [(ids,)] = cursor.fetchall()
+        if ids is None:
+            # A combination it had not mapped is in flight: map every one, and again.
+            flying, _ = budgeting.leased_by_combination()
+            known = {cid: cell for cid, (cell, _) in flying.items()}
+            continue
+        if ids == [-1]:
+            continue  # what it read was taken by other claims meanwhile: again
+        if not ids:
+            return []
+        return list(Job.objects.filter(pk__in=ids).select_related("combination").order_by("pk"))
+    return []
 
 
 def _record(budgets, claimed, served, now: datetime) -> None:

@@ -101,7 +101,7 @@ def test_32_drivers_never_hold_more_than_the_cap_and_both_ladders_climb(owner):
     assert set(Dispatch.objects.filter(ladder__in=ladders).values_list("status", flat=True)) == {
         "finished"
     }
-    assert len(seen) > 100
+    assert len(claimed) >= 2 * 6 * 3  # every slot of both ladders was claimed
     assert max(seen) <= CAP
     assert max(seen) == CAP  # the cap was reached, so it was what held the drivers back
     # Both climbed side by side: each had a fair share of the first half of the claims.

@@ -1,7 +1,8 @@
 from django.conf import settings
 from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
-from django.db.models import Q
+from django.db.models import F, Q, Value
+from django.db.models.functions import Coalesce
 
 from loopweb.runs import outcomes
 
@@ -146,6 +147,20 @@ class Job(CellFields):
                 condition=Q(status__in=IN_FLIGHT[1:]),
             ),
             models.Index(fields=["owner", "-id"], name="job_owner"),
+            # A claim under provider budgets: the oldest queued jobs of each origin and
+            # combination (a skip scan), and the jobs drivers hold, by combination.
+            models.Index(
+                F("origin"),
+                Coalesce("combination", Value(0)),
+                F("id"),
+                name="job_queued_by_origin",
+                condition=Q(status="queued"),
+            ),
+            models.Index(
+                fields=["combination"],
+                name="job_leased_by_combination",
+                condition=Q(status__in=IN_FLIGHT[1:]),
+            ),
         ]
 
     def __str__(self) -> str:
