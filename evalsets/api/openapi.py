@@ -120,15 +120,27 @@ POLICY = {
             }
         ),
     },
-    # An empty horizons_ms with no checkpoints leaves nothing to measure.
-    "if": {
-        "required": ["horizons_ms"],
-        "properties": {"horizons_ms": {"type": "array", "maxItems": 0}},
-    },
-    "then": {
-        "required": ["checkpoints"],
-        "properties": {"checkpoints": {"type": "array", "minItems": 1}},
-    },
+    "allOf": [
+        # An empty horizons_ms with no checkpoints leaves nothing to measure.
+        {
+            "if": {
+                "required": ["horizons_ms"],
+                "properties": {"horizons_ms": {"type": "array", "maxItems": 0}},
+            },
+            "then": {
+                "required": ["checkpoints"],
+                "properties": {"checkpoints": {"type": "array", "minItems": 1}},
+            },
+        },
+        # The exact test reads passed of total: only passed and failed can have a significance.
+        {
+            "if": {
+                "required": ["significance"],
+                "properties": {"significance": {"type": "object"}},
+            },
+            "then": {"properties": {"field": {"enum": list(policy.COUNTED_FIELDS)}}},
+        },
+    ],
 }
 
 COMPONENTS.update(
