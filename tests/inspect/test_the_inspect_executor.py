@@ -143,13 +143,13 @@ def test_cancelling_a_job_stops_its_evaluation(tmp_path, monkeypatch):
     assert time.monotonic() - started < 8
 
 
-def test_the_plain_client_and_the_command_import_no_inspect():
+def test_the_plain_client_and_the_commands_import_neither_inspect_nor_django():
     import subprocess
     import sys
 
     done = subprocess.run(
         [sys.executable, "-c",
-         "import sys; import loopweb.driver.cli, loopweb.driver.inspect_executor;"
+         "import sys; import loopweb.driver.cli, loopweb.driver.ci, loopweb.driver.inspect_executor;"
          " print(sorted({m.split('.')[0] for m in sys.modules} & {'inspect_ai', 'django'}))"],
         capture_output=True, text=True, timeout=60, check=True,
     )  # fmt: skip
