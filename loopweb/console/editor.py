@@ -15,6 +15,7 @@ from loopweb.runs.models import (
     GGConfiguration,
     Rating,
 )
+from loopweb.runs.resolve import launch_problems
 
 NOT_A_RUNG = {
     CaseKind.PERFORMANCE: "performance case: belongs in a coverage plan",
@@ -162,6 +163,7 @@ def climber_choices(state: EditorState, owner) -> dict:
     )
     combinations = list(Combination.objects.order_by("id"))
     names = dict(GGConfiguration.objects.values_list("id", "name"))
+    problems = launch_problems(combinations)
 
     def label(c: Combination) -> str:
         return c.label(names.get(c.configuration_id))
@@ -183,7 +185,13 @@ def climber_choices(state: EditorState, owner) -> dict:
             for g in ordered(groups, state.groups)
         ],
         "combinations": [
-            {"id": c.pk, "label": label(c), "key": c.key, "checked": c.pk in state.combinations}
+            {
+                "id": c.pk,
+                "label": label(c),
+                "key": c.key,
+                "checked": c.pk in state.combinations,
+                "problem": problems[c.pk],
+            }
             for c in ordered(combinations, state.combinations)
         ],
     }

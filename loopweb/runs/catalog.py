@@ -112,3 +112,11 @@ def ingest_version(*, case: Case, version: str, by, ingested_at=None, **fields) 
         setattr(found, name, value)
     found.save(update_fields=list(values))
     return found
+
+
+def set_launchable(*, entry: ModelEntry, launchable: bool, by) -> ModelEntry:
+    """Mark a model catalog entry launchable or not, as its creator or staff."""
+    check_may_change(by, entry)
+    entry.launchable = launchable
+    entry.save(update_fields=["launchable"])
+    return entry

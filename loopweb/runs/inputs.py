@@ -47,6 +47,14 @@ class ReviewSerializer(f.ModelSerializer):
         read_only_fields = ["id", "run"]
 
 
+class ModelEntrySerializer(f.ModelSerializer):
+    """A model catalog entry, as the API and the console's Combinations page take it."""
+
+    class Meta:
+        model = ModelEntry
+        fields = ["id", "name", "provider", "launchable"]
+
+
 class CombinationSerializer(f.ModelSerializer):
     configuration = f.IdField(source="configuration_id", required=False, allow_null=True)
     bindings = serializers.DictField(child=f.CharField(max_length=200), required=False)

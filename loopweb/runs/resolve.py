@@ -80,3 +80,19 @@ def launch_problem(combination: Combination, catalog: CatalogView) -> str | None
         if not entry.launchable:
             return f"model {name!r} is not launchable"
     return None
+
+
+def launch_problems(combinations: Iterable[Combination]) -> dict[int, str | None]:
+    """Why each combination cannot be launched now (None for one that can), by id: the catalog
+    read once for them all."""
+    combinations = list(combinations)
+    catalog = CatalogView.load(combinations)
+    problems: dict[int, str | None] = {}
+    for combination in combinations:
+        try:
+            combination_cell(combination, catalog)
+        except Unresolvable as exc:
+            problems[combination.pk] = str(exc)
+        else:
+            problems[combination.pk] = launch_problem(combination, catalog)
+    return problems

@@ -22,7 +22,8 @@ def test_an_owner_adds_a_harness_combination_checked_like_the_api(owner_client):
         {"kind": "harness", "harness": "aider", "model": "gpt-z", "provider": "acme"},
         follow=True,
     )
-    assert "Combination gpt-z via aider (acme) added." in text_of(added)
+    # Added; its model is not in the catalog yet, which it says at once.
+    assert "Combination gpt-z via aider (acme) added, but it cannot be launched" in text_of(added)
     assert Combination.objects.get().key == "aider|gpt-z|acme"
     again = owner_client.submit(
         url, {"kind": "harness", "harness": "aider", "model": "gpt-z", "provider": "acme"}

@@ -17,10 +17,18 @@ from ladders.access import creates_ladders as can_create
 from ladders.models import LadderGroup
 from loopweb.console.access import signed_in
 from loopweb.console.rule_preview import RuleInput, preview
+from loopweb.runs import catalog
 from loopweb.runs.errors import django_detail, leaves
-from loopweb.runs.inputs import CombinationSerializer, GroupSerializer
-from loopweb.runs.models import Combination, CombinationKind, CoverageGroup, GGConfiguration
+from loopweb.runs.inputs import CombinationSerializer, GroupSerializer, ModelEntrySerializer
+from loopweb.runs.models import (
+    Combination,
+    CombinationKind,
+    CoverageGroup,
+    GGConfiguration,
+    ModelEntry,
+)
 from loopweb.runs.numbers import typed_integer
+from loopweb.runs.resolve import launch_problems
 from signals_app.acceptance import parse_rule
 from signals_app.services import current_rule_of, set_acceptance_rule
 
@@ -87,23 +95,81 @@ def combinations(request):
         serializer = CombinationSerializer(data=body)
         if serializer.is_valid():
             combination = serializer.save(created_by=request.user)
-            messages.success(request, f"Combination {combination.label()} added.")
+            label = _labels([combination])[0][1]
+            problem = launch_problems([combination])[combination.pk]
+            if problem:
+                messages.warning(
+                    request,
+                    f"Combination {label} added, but it cannot be launched: {problem}. "
+                    "Fix the model catalog below before a ladder runs it.",
+                )
+            else:
+                messages.success(request, f"Combination {label} added.")
             return redirect("console:combinations")
         errors = error_map(serializer.errors)
-    rows = _labels(Combination.objects.order_by("id"))
+    return _combinations_page(request, errors=errors, values=values)
+
+
+def _combinations_page(request, *, errors=None, values=None, model_errors=None, model_values=None):
+    combinations = list(Combination.objects.order_by("id"))
+    problems = launch_problems(combinations)
+    failed = bool(errors or model_errors)
     return render(
         request,
         "console/combinations.html",
         {
-            "rows": rows,
+            "rows": [(c, label, problems[c.pk]) for c, label in _labels(combinations)],
+            "models": [
+                (entry, catalog.may_change(request.user, entry))
+                for entry in ModelEntry.objects.order_by("name")
+            ],
             "configurations": GGConfiguration.objects.order_by("name", "id"),
-            "errors": errors,
-            "values": values,
+            "errors": errors or {},
+            "values": values or {},
+            "model_errors": model_errors or {},
+            "model_values": model_values or {},
             "may_add": can_create(request.user),
             "nav": "combinations",
         },
-        status=400 if errors else 200,
+        status=400 if failed else 200,
     )
+
+
+@signed_in
+@require_http_methods(["POST"])
+def model_add(request):
+    """Add a model to the catalog (owners and staff), launchable unless unticked."""
+    _owner_only(request.user)
+    values = request.POST
+    serializer = ModelEntrySerializer(
+        data={
+            "name": values.get("name", ""),
+            "provider": values.get("provider", ""),
+            "launchable": values.get("launchable") == "on",
+        }
+    )
+    if not serializer.is_valid():
+        return _combinations_page(
+            request, model_errors=error_map(serializer.errors), model_values=values
+        )
+    entry = serializer.save(created_by=request.user)
+    state = "launchable" if entry.launchable else "not launchable"
+    messages.success(request, f"Model {entry.name} added to the catalog, {state}.")
+    return redirect("console:combinations")
+
+
+@signed_in
+@require_http_methods(["POST"])
+def model_launchable(request, pk: int):
+    """Mark a model launchable (the box ticked) or not, as its creator or staff."""
+    entry = ModelEntry.objects.filter(pk=pk).first()
+    if entry is None:
+        raise Http404("No such model in the catalog.")
+    launchable = request.POST.get("launchable") == "on"
+    catalog.set_launchable(entry=entry, launchable=launchable, by=request.user)
+    state = "launchable" if launchable else "not launchable"
+    messages.success(request, f"Model {entry.name} is {state}.")
+    return redirect("console:combinations")
 
 
 # Coverage groups ------------------------------------------------------------------------------

@@ -7,13 +7,13 @@ from loopweb.runs.cells import (
     CasePin,
 )
 from loopweb.runs.inputs import CombinationSerializer, taken
+from loopweb.runs.inputs import ModelEntrySerializer as ModelEntrySerializer
 from loopweb.runs.models import (
     Case,
     CaseVersion,
     Combination,
     GGConfiguration,
     Job,
-    ModelEntry,
     Outcome,
 )
 from loopweb.runs.models.catalog import PIN_PART
@@ -130,12 +130,6 @@ class CaseSerializer(f.ModelSerializer):
         if not self.context.get("with_versions"):
             return []
         return CaseVersionSerializer(case.versions.all(), many=True).data
-
-
-class ModelEntrySerializer(f.ModelSerializer):
-    class Meta:
-        model = ModelEntry
-        fields = ["id", "name", "provider", "launchable"]
 
 
 class GGConfigurationSerializer(f.ModelSerializer):
