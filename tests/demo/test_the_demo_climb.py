@@ -44,7 +44,8 @@ def api(url, token, method="GET", body=None):
         headers={"Authorization": f"Token {token}", "Content-Type": "application/json"},
         method=method,
     )
-    with urllib.request.urlopen(request, timeout=10) as response:
+    # Generous: the first Run of a live server on a busy machine can take seconds.
+    with urllib.request.urlopen(request, timeout=60) as response:
         return json.loads(response.read())
 
 
