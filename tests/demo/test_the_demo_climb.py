@@ -229,6 +229,13 @@ def test_the_demo_data_holds_an_evalset_with_journaled_runs_and_an_applied_propo
     assert any(gate_status(p) == "skipped" for p in proposals.values())  # the gate says why
     assert Proposal.objects.count() == len(proposals)
 
+    console = Client()
+    console.force_login(ladder.owner)
+    evalsets = text_of(console.get(reverse("evalsets:evalsets")))
+    assert "Platformer rungs" in evalsets and "no run journaled" not in evalsets
+    listed = text_of(console.get(reverse("evalsets:proposals")))
+    assert all(title in listed for title in proposals), listed
+
 
 def test_the_demo_climb_shows_every_part(live_server):
     """At the demo's seed: every run reads success or failure under the owner's acceptance
@@ -263,3 +270,5 @@ def test_the_demo_climb_shows_every_part(live_server):
     result = OutcomeResult.objects.get(proposal=proposal)
     assert result.verdict == "regressed"
     assert proposal.revert_draft is not None
+    page = text_of(board.get(reverse("evalsets:proposal", args=[proposal.pk])))
+    assert "Revert draft" in page and "regressed" in page, page
