@@ -43,17 +43,16 @@ def compare(
 ) -> dict:
     """``b`` against ``a``: up means ``b`` climbed higher, ``significance`` how sure that is at
     ``alpha`` (``significance.judge``), its power hint for a change of ``planned`` in a rung's pass
-    rate. Climbers in ``b``'s order, then those
-    only ``a`` had. A slot flipped when both climbed its rung (the same rung id) and its status
-    differs, one side at least a verdict (passed or failed). Rungs are matched by their pin (an
-    edit that re-adds a rung mints a new id for the same pin), the k-th of a pin named twice
-    with the k-th."""
+    rate. Climbers in ``b``'s order, then those only ``a`` had. A slot flipped when both decided
+    its rung (passed one way, failed the other); one decided in one record only (skipped or
+    pending in the other) is listed apart. Rungs are matched by their pin (an edit that re-adds a
+    rung mints a new id for the same pin), the k-th of a pin named twice with the k-th."""
     in_a = {c["key"]: i for i, c in enumerate(a.climbers)}
     in_b = {c["key"]: i for i, c in enumerate(b.climbers)}
     keys = [c["key"] for c in b.climbers] + [c["key"] for c in a.climbers if c["key"] not in in_b]
     rungs_a = {pin: j for j, pin in enumerate(_pins(a))}
     rungs_b = list(_pins(b))
-    climbers, flipped = [], []
+    climbers, flipped, apart = [], [], []
     flips = {"up": 0, "down": 0}  # slots decided in both whose verdict changed (by position)
     for key in keys:
         ia, ib = in_a.get(key), in_b.get(key)
@@ -83,17 +82,26 @@ def compare(
             if ja is None:
                 continue
             sa, sb = a.slots[ia][ja][0], b.slots[ib][jb][0]
-            if sa != sb and (sa in VERDICTS or sb in VERDICTS):
-                rung = b.snapshot["rungs"][jb]["id"]
-                flipped.append(
-                    {"climber": key, "rung": rung, "rungNumber": jb + 1, "a": sa, "b": sb}
-                )
+            if sa == sb or (sa not in VERDICTS and sb not in VERDICTS):
+                continue
+            rung = b.snapshot["rungs"][jb]["id"]
+            slot = {
+                "climber": key,
+                "label": climbers[-1]["label"],
+                "rung": rung,
+                "rungNumber": jb + 1,
+                "a": sa,
+                "b": sb,
+            }
+            # A flip is a verdict changed; a slot decided in one record only is listed apart.
+            (flipped if sa in VERDICTS and sb in VERDICTS else apart).append(slot)
     significance.judge(climbers, alpha)
     return {
         "a": head_json(a),
         "b": head_json(b),
         "climbers": climbers,
         "flipped": flipped,
+        "decidedInOne": apart,
         "changes": {kind: sum(c["change"] == kind for c in climbers) for kind in CHANGES},
         "verdicts": {
             kind: sum(c["significance"]["verdict"] == kind for c in climbers)

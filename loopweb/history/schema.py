@@ -161,6 +161,7 @@ class ComparedClimberSerializer(s.Serializer):
 
 class FlippedSerializer(s.Serializer):
     climber = s.CharField()
+    label = s.CharField(help_text="The climber as the console names it.")
     rung = s.CharField()
     rungNumber = s.IntegerField()
     a = s.CharField()
@@ -207,7 +208,14 @@ class CompareSerializer(s.Serializer):
     a = HeadSerializer()
     b = HeadSerializer()
     climbers = ComparedClimberSerializer(many=True)
-    flipped = FlippedSerializer(many=True)
+    flipped = FlippedSerializer(
+        many=True, help_text="Slots decided in both records whose verdict changed."
+    )
+    decidedInOne = FlippedSerializer(
+        many=True,
+        help_text="Slots decided (passed or failed) in one record only: skipped or pending in "
+        "the other, so no verdict changed.",
+    )
     changes = s.DictField(child=s.IntegerField())
     verdicts = s.DictField(child=s.IntegerField(), help_text="Climbers by significance verdict.")
     significance = SignificanceSerializer()

@@ -55,14 +55,20 @@ def test_every_kind_of_difference(owner_api, two_records):
     }
     assert [c["key"].split("|")[1] for c in body["climbers"]] == ["m1", "m2", "m3", "m5", "m4"]
     assert body["changes"] == {"up": 1, "down": 1, "same": 1, "new": 1, "gone": 1}
+    # A flip is a verdict changed: decided in both, passed one way and failed the other. A slot
+    # decided in one record only (skipped or pending in the other) is listed apart. Each names
+    # its climber by its label too.
     flips = {(f["climber"].split("|")[1], f["rungNumber"], f["a"], f["b"]) for f in body["flipped"]}
-    assert flips == {
-        ("m1", 1, "failed", "passed"),
+    assert flips == {("m1", 1, "failed", "passed"), ("m2", 2, "passed", "failed")}
+    apart = {
+        (f["climber"].split("|")[1], f["rungNumber"], f["a"], f["b"]) for f in body["decidedInOne"]
+    }
+    assert apart == {
         ("m1", 2, "skipped", "passed"),
         ("m1", 3, "skipped", "passed"),
-        ("m2", 2, "passed", "failed"),
         ("m2", 3, "passed", "skipped"),
     }
+    assert {f["label"] for f in body["flipped"]} == {rows["m1"]["label"], rows["m2"]["label"]}
     # Costs: the second dispatch read the three runs of each cell m5 reached.
     m5 = rows["m5"]["totals"]
     assert m5["a"] is None and m5["difference"] is None
@@ -77,7 +83,7 @@ def test_the_same_record_against_itself_is_all_same(owner_api, two_records):
     ladder, older, _ = two_records
     body = compare(owner_api, ladder, older["id"], older["id"])
     assert {c["change"] for c in body["climbers"]} == {"same"}
-    assert body["flipped"] == []
+    assert body["flipped"] == [] and body["decidedInOne"] == []
     assert set(body["totals"]["difference"].values()) == {0}
 
 
@@ -103,7 +109,6 @@ def test_the_running_dispatch_compares_live_with_the_last_record(
     # Only the run this dispatch launched (rung 1's second) costs it anything: rung 1's first
     # run and the run of rung 2 its slot reads now are from before, reused.
     assert body["totals"]["b"]["usdMicros"] == 700
-    assert body["b"]["runs"]["reused"] == 2
 
 
 @pytest.mark.parametrize(
