@@ -29,6 +29,7 @@ import asyncio
 import importlib
 import re
 import threading
+import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -127,12 +128,14 @@ class InspectExecutor:
         with _one_evaluation:
             if job.cancelled.is_set() or job.stopping.is_set():
                 raise Failure("canceled", "cancelled before the evaluation started")
+            started = time.monotonic()
             log = asyncio.run(self._evaluate(job, task, model))
+            seconds = time.monotonic() - started
         if log is None or log.status == "cancelled":
             raise Failure("canceled", "the evaluation was cancelled")
         if log.status != "success":
             self._raise_error(log)
-        return RunResult(outcome=_outcome(log), record=self.record_of(log))
+        return RunResult(outcome=_outcome(log), record=self.record_of(log, seconds))
 
     async def _evaluate(self, job: Job, task: Any, model: Any) -> Any:
         from inspect_ai import eval_async
@@ -169,11 +172,11 @@ class InspectExecutor:
 
     # The run record ----------------------------------------------------------------------------
 
-    def record_of(self, log: Any) -> dict:
+    def record_of(self, log: Any, seconds: float | None = None) -> dict:
         return {
             "checklist": checklist_of(log),
             "toolchain": {"build": "ok", "loaded": True},
-            "metrics": metrics_of(log),
+            "metrics": metrics_of(log, seconds),
             "artifacts": [{"name": "inspect-log", "url": self.url_of(log.location)}],
             "inspect": {
                 "status": log.status,
@@ -207,7 +210,9 @@ def checklist_of(log: Any) -> dict[str, bool]:
     return items
 
 
-def metrics_of(log: Any) -> dict:
+def metrics_of(log: Any, seconds: float | None = None) -> dict:
+    """Tokens and cost from Inspect's model usage; the time the evaluation took (``seconds``
+    as measured, else from the log's start and end, which it keeps to the second)."""
     usage = (log.stats.model_usage or {}).values()
     metrics: dict[str, Any] = {
         "input_tokens": sum(u.input_tokens or 0 for u in usage),
@@ -217,10 +222,11 @@ def metrics_of(log: Any) -> dict:
     if costs:
         metrics["usd_micros"] = round(sum(costs) * 1_000_000)
     started, completed = log.stats.started_at, log.stats.completed_at
-    if started and completed:
+    if seconds is None and started and completed:
         seconds = (
             datetime.fromisoformat(completed) - datetime.fromisoformat(started)
         ).total_seconds()
+    if seconds is not None:
         metrics["runtime_s"] = round(seconds, 3)
         metrics["wall_ms"] = round(seconds * 1000)
     return metrics

@@ -5,7 +5,6 @@ what it produces is the run a driver pushes, or the failure it reports."""
 import asyncio
 import threading
 import time
-from pathlib import Path
 
 import pytest
 from inspect_ai.solver import solver
@@ -37,9 +36,10 @@ def executor(tmp_path):
     return InspectExecutor.from_module("tests.inspect.scripted", log_dir=str(tmp_path))
 
 
-def test_a_passing_evaluation_is_a_completed_run_with_an_item_per_scorer_and_sample(
-    executor, tmp_path
-):
+def test_a_passing_evaluation_is_a_completed_run_with_an_item_per_scorer_and_sample(tmp_path):
+    executor = InspectExecutor.from_module(
+        "tests.inspect.scripted", log_dir=str(tmp_path), log_url="https://logs.example/inspect/"
+    )
     result = executor(job_of("inspect-sums", "steady"))
     assert result.outcome == "completed"
     record = result.record
@@ -51,11 +51,15 @@ def test_a_passing_evaluation_is_a_completed_run_with_an_item_per_scorer_and_sam
     assert metrics["wall_ms"] > 0 and metrics["runtime_s"] == pytest.approx(
         metrics["wall_ms"] / 1000, abs=0.01
     )
-    [log] = record["artifacts"]
-    assert log["name"] == "inspect-log" and log["url"].endswith(".eval")
-    assert Path(log["url"]).parent == tmp_path and Path(log["url"]).exists()
+    # The .eval log, written where the deployment said, linked at its public address.
+    [written] = tmp_path.glob("*.eval")
+    assert record["artifacts"] == [
+        {"name": "inspect-log", "url": f"https://logs.example/inspect/{written.name}"}
+    ]
     assert record["inspect"]["status"] == "success"
     assert record["inspect"]["scores"]["match"]["accuracy"] == 1.0
+    assert executor.url_of("/var/logs/x.eval") == "https://logs.example/inspect/x.eval"
+    assert InspectExecutor(tasks={}, models={}).url_of("/var/logs/x.eval") == "/var/logs/x.eval"
 
 
 def test_each_scorer_of_a_failed_evaluation_reads_false(executor):
@@ -69,15 +73,6 @@ def test_each_scorer_of_a_failed_evaluation_reads_false(executor):
         "includes:italy": False,
     }
     assert record["toolchain"]["loaded"] is True
-
-
-def test_the_log_url_is_the_deployments_prefix_and_the_logs_name(tmp_path):
-    executor = InspectExecutor.from_module(
-        "tests.inspect.scripted", log_dir=str(tmp_path), log_url="https://logs.example/inspect/"
-    )
-    [log] = executor(job_of("inspect-sums", "steady")).record["artifacts"]
-    [written] = tmp_path.glob("*.eval")
-    assert log["url"] == f"https://logs.example/inspect/{written.name}"
 
 
 def test_a_providers_429_before_any_work_releases_the_job_with_its_retry_after(executor):
@@ -149,7 +144,7 @@ def test_the_plain_client_and_the_commands_import_neither_inspect_nor_django():
 
     done = subprocess.run(
         [sys.executable, "-c",
-         "import sys; import loopweb.driver.cli, loopweb.driver.ci, loopweb.driver.inspect_executor;"
+         "import sys, loopweb.driver.cli, loopweb.driver.ci, loopweb.driver.inspect_executor;"
          " print(sorted({m.split('.')[0] for m in sys.modules} & {'inspect_ai', 'django'}))"],
         capture_output=True, text=True, timeout=60, check=True,
     )  # fmt: skip
