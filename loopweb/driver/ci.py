@@ -192,11 +192,13 @@ def run(args: argparse.Namespace, token: str, say: Callable[[str], None]) -> Out
     try:
         return _run(session, args, deadline, say)
     except DriverError as exc:
-        if stop.is_set():
-            return Outcome(UNDECIDED, f"timed out after {args.timeout:g} s")
         if exc.status in (401, 403, 404):
             return Outcome(UNDECIDED, f"the server refused: {exc}")
-        return Outcome(UNDECIDED, f"the server was lost: {exc}")
+        if exc.status is None or exc.status >= 500:
+            return Outcome(UNDECIDED, f"the server was lost: {exc}")
+        if stop.is_set():
+            return Outcome(UNDECIDED, f"timed out after {args.timeout:g} s")
+        return Outcome(UNDECIDED, f"the server answered {exc}")
     finally:
         timer.cancel()
 

@@ -149,3 +149,18 @@ def test_the_plain_client_and_the_commands_import_neither_inspect_nor_django():
         capture_output=True, text=True, timeout=60, check=True,
     )  # fmt: skip
     assert done.stdout.strip() == "[]", done.stderr
+
+
+def test_loopweb_driver_inspect_runs_one_evaluation_at_a_time_and_names_a_bad_module(capsys):
+    from loopweb.driver import cli
+
+    base = ["--url", "http://127.0.0.1:9", "--token", "t", "--inspect"]
+    with pytest.raises(SystemExit):
+        cli.main([*base, "tests.inspect.scripted", "--concurrency", "2"])
+    assert "one evaluation at a time" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        cli.main([*base, "tests.inspect.no_such_tasks"])
+    assert "tests.inspect.no_such_tasks" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        cli.main([*base, "tests.inspect"])  # a module without TASKS
+    assert "has no TASKS" in capsys.readouterr().err
