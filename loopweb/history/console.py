@@ -4,15 +4,17 @@ board's section refreshes itself while its dispatch runs, and reads fine without
 
 from django.core.exceptions import ValidationError
 from django.core.paginator import Paginator
-from django.http import HttpResponse
+from django.http import Http404, HttpResponse
 from django.shortcuts import render
+from django.utils.safestring import mark_safe
 from django.views.decorators.gzip import gzip_page
 from django.views.decorators.http import require_safe
 
 from ladders.models import Dispatch, DispatchStatus
 from loopweb import stats
+from loopweb.console import grid
 from loopweb.console.access import signed_in, viewable_ladder
-from loopweb.console.presenters import status_label, version_of
+from loopweb.console.presenters import pin_text, status_label, version_of
 from loopweb.history import charts, records, selectors
 from loopweb.history.models import Action
 from loopweb.runs.numbers import typed_integer
@@ -150,6 +152,42 @@ def history(request, pk: int):
             anchor="record-chart",
         )
     return render(request, "history/history.html", context)
+
+
+def _grid_climber(climber: dict) -> dict:
+    """A record's climber as the board's grid draws one: its current rung's tally beside it."""
+    current = next((s for s in climber["slots"] if s["rung"] == climber.get("currentRung")), None)
+    return {**climber, "tally": current["tally"] if current else None}
+
+
+@signed_in
+@require_safe
+def record_page(request, pk: int, record_id: int):
+    """One record: the ended dispatch's frozen grid, drawn as the live board draws its own."""
+    ladder = viewable_ladder(request.user, pk)
+    record = selectors.record_of(ladder, record_id)
+    if record is None:
+        raise Http404("This ladder has no such record.")
+    detail = records.detail_json(record)
+    rungs = [{**r, "pin": pin_text(r), "target": r["runs"]} for r in detail["rungs"]]
+    numbers = {r["id"]: r["number"] for r in rungs}
+    rows = "".join(
+        grid.row_html(i, _grid_climber(c), numbers, live=False)
+        for i, c in enumerate(detail["climbers"])
+    )
+    return render(
+        request,
+        "history/record.html",
+        {
+            "ladder": ladder,
+            "record": record,
+            "rungs": rungs,
+            "rows": mark_safe(rows),  # noqa: S308 - the grid escapes every value it writes
+            "status_label": status_label(record.status),
+            "cost": charts.cost_text(record.totals),
+            "nav": "ladders",
+        },
+    )
 
 
 def default_sides(ladder) -> tuple[str, str]:
