@@ -142,3 +142,20 @@ def test_a_claim_records_its_starts_and_the_budget_reads_them(owner, driver, ver
     now = timezone.now()
     assert all(int(s) <= now.timestamp() < int(s) + 2 for s in limit.starts)
     assert limit.turns.keys() == {"manual"}
+
+
+def test_a_claim_under_budgets_runs_a_bounded_number_of_queries(
+    owner, driver_api, version, acme, other, django_assert_max_num_queries
+):
+    """The token; the enabled budgets; the queued candidates; the cells of their combinations
+    (once a minute a process); then on PostgreSQL the one locking call and the claimed jobs with
+    their combinations (SQLite: the lock, the jobs in flight, the lease, the budgets' state,
+    inside a transaction); then the reply's retries and gg names when there are some."""
+    budget(max_in_flight=30)
+    budget(provider="zenith", max_in_flight=30)
+    queue(owner, version, acme, n=15)
+    queue(owner, version, other, n=15)
+    for n in (2, 20):
+        with django_assert_max_num_queries(10):
+            answer = driver_api.post("/api/driver/claim", {"max": n}, format="json")
+        assert len(answer.json()) == n

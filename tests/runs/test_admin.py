@@ -20,6 +20,7 @@ def populated(owner, driver, version, combination):
     GGConfigurationFactory()
     CoverageGroupFactory(owner=owner, combinations=[combination])
     ApiToken.objects.issue(owner)
+    models.ProviderBudget.objects.create(provider="acme", max_in_flight=4)
     job = hand_job(owner, version, combination, retry_count=1)
     run = finish(driver, job, outcome="hung")
     services.review_run(run=run, reviewer=owner, aesthetic_rating=3, writeup="ok")
@@ -41,6 +42,7 @@ def test_every_runs_model_is_in_the_admin():
         "Job",
         "Run",
         "Review",
+        "ProviderBudget",
     }
 
 

@@ -11,16 +11,18 @@ from tests.runs.helpers import claim, hand_job, outside_run, push_body
 
 pytestmark = pytest.mark.django_db
 
-# A claim over HTTP, whatever the number of jobs:
+# A claim over HTTP, whatever the number of jobs (no provider budget enabled; the claims under
+# budgets have their own test, tests/budgets/test_claims_within_budgets.py):
 #   1. SELECT the token with its user and account (authentication)
-#   2. UPDATE runs_job SET status = 'pending', lease … WHERE id IN (SELECT … FOR UPDATE SKIP
+#   2. SELECT the enabled provider budgets (none)
+#   3. UPDATE runs_job SET status = 'pending', lease … WHERE id IN (SELECT … FOR UPDATE SKIP
 #      LOCKED) RETURNING … (the claim itself: one statement)
-#   3. SELECT the claimed jobs' combinations (prefetched for the reply)
-#   4. SELECT the attempts the claimed retries retry (only when some are retries)
-#   5. SELECT the names of the gg configurations among the claimed jobs (only when some are gg)
+#   4. SELECT the claimed jobs' combinations (prefetched for the reply)
+#   5. SELECT the attempts the claimed retries retry (only when some are retries)
+#   6. SELECT the names of the gg configurations among the claimed jobs (only when some are gg)
 # A claimed job has no run (a run is stored when its attempt ends): that is not read.
 # An empty claim stops after the UPDATE.
-CLAIM_BUDGET = 5
+CLAIM_BUDGET = 6
 
 
 def enqueue(owner, version, count: int):
@@ -50,8 +52,8 @@ def test_a_claim_of_first_attempts_reads_only_their_combinations(
 ):
     for _ in range(3):
         hand_job(owner, version, CombinationFactory())
-    # The token, the claim, the combinations.
-    with django_assert_max_num_queries(3):
+    # The token, the budgets, the claim, the combinations.
+    with django_assert_max_num_queries(4):
         body = driver_api.post("/api/driver/claim", {"max": 20}, format="json").json()
     assert [(job["attempt"], job["run"], job["retries"]) for job in body] == [(1, None, None)] * 3
     assert all(job["combination"]["harness"] for job in body)
@@ -64,8 +66,8 @@ def test_on_postgresql_a_claims_combinations_come_with_its_jobs(
     made = [CombinationFactory(), CombinationFactory(harness="other")]
     for combination in made:
         hand_job(owner, version, combination)
-    # The token, and the claim returning each job with its combination.
-    with django_assert_max_num_queries(2):
+    # The token, the budgets, and the claim returning each job with its combination.
+    with django_assert_max_num_queries(3):
         body = driver_api.post("/api/driver/claim", {"max": 20}, format="json").json()
     shown = sorted((job["combination"]["id"], job["combination"]["key"]) for job in body)
     assert shown == sorted((c.pk, c.key) for c in made)
@@ -83,8 +85,9 @@ def test_claiming_twenty_jobs_costs_what_claiming_two_costs(owner, driver_api, v
 
 
 def test_an_empty_claim_runs_a_bounded_number_of_queries(driver_api, django_assert_max_num_queries):
-    # The token and the UPDATE that finds nothing: no prefetches, no configuration names.
-    with django_assert_max_num_queries(2):
+    # The token, the budgets and the UPDATE that finds nothing: no prefetches, no
+    # configuration names.
+    with django_assert_max_num_queries(3):
         assert driver_api.post("/api/driver/claim", {"max": 20}, format="json").json() == []
 
 

@@ -69,6 +69,10 @@ MATRIX = {
     "api/driver/claim":                              {"POST": "1333+"},
     "api/driver/jobs/<int:job_id>/status":           {"on": "leased_job", "POST": "1333+"},
     "api/driver/jobs/<int:job_id>/fail":             {"on": "leased_job", "POST": "1333+"},
+    "api/driver/jobs/<int:job_id>/release":          {"on": "leased_job", "POST": "1333+"},
+    # Provider budgets: everyone signed in reads them; only staff write them (no caller here).
+    "api/^budgets/$":                                {"GET": "1++++", "POST": "13333"},
+    "api/^budgets/(?P<pk>[^/.]+)/$":                 {"on": "budget", "GET": "1++++", "PUT": "13333", "PATCH": "13333", "DELETE": "13333"},
     # The catalog is shared: everyone signed in reads it, owners add to it, and only an entry's
     # creator (here the owner) or staff change or delete it. (Adding a version to a case is
     # adding an entry; the gg configuration's DELETE is the owner's 409: a combination uses it.)
@@ -122,6 +126,8 @@ MATRIX = {
     "groups/":                                       {"GET": "L++33", "POST": "L++33"},
     "groups/<int:pk>/":                              {"on": "group", "GET": "L+433", "POST": "L+433"},
     "account/acceptance-rule/":                      {"GET": "L++++", "POST": "L++++"},
+    "budgets/":                                      {"GET": "L++++", "POST": "L3333"},
+    "budgets/<int:pk>/":                             {"on": "budget", "POST": "L3333"},
     "ladders/<int:pk>/slots/<int:index>/<str:rung>/": {"on": "ladder", "GET": "L+4+4"},
     "proposals/":                                    {"GET": "L++++"},
     "proposals/<int:pk>/":                           {"on": "proposal", "GET": "L+444"},
@@ -169,6 +175,10 @@ def record_of(world) -> int:
 def ids_of(world, on: str | None) -> dict:
     if on == "record":
         return {"pk": world.ladder.pk, "record_id": record_of(world)}
+    if on == "budget":
+        from loopweb.runs.models import ProviderBudget
+
+        return {"pk": ProviderBudget.objects.get_or_create(provider="matrix")[0].pk}
     if on is None:
         return {
             "app_label": "ladders",
@@ -241,6 +251,7 @@ def body_of(world, route: str, method: str):
         ("api/driver/claim", "POST"): {"max": 1},
         ("api/driver/jobs/<int:job_id>/status", "POST"): {"status": "running"},
         ("api/driver/jobs/<int:job_id>/fail", "POST"): {"failure": "infrastructure"},
+        ("api/driver/jobs/<int:job_id>/release", "POST"): {"reason": "rateLimited"},
         ("api/evalsets/<str:hash>/runs", "POST"): {"summary": {"passed": 1, "failed": 0}},
         ("api/ladders/<int:pk>/stop", "POST"): {"cancelRunning": False},
         ("ladders/<int:pk>/queue/", "POST"): {"run": world.run.pk, "aesthetic_rating": 4},

@@ -191,6 +191,8 @@ CONSOLE = {
     "groups/":                                            PAGE,
     "groups/<int:pk>/":                                   PAGE,
     "account/acceptance-rule/":                           PAGE,
+    "budgets/":                                           PAGE,
+    "budgets/<int:pk>/":                                  POST_ONLY,
     "proposals/":                                         PAGE,
     "proposals/<int:pk>/":                                PAGE,
     "evalsets/":                                          PAGE,
