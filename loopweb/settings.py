@@ -150,6 +150,7 @@ TEMPLATES = [
                 "django.template.context_processors.csp",  # csp_nonce, for <script nonce>
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
+                "loopweb.console.navigation.navigation",  # the links the user's role can use
             ],
         },
     },

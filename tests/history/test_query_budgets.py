@@ -103,8 +103,8 @@ BUDGETS = {
     "compare": 4,
     "compare current": 17 + LOOK,
     "chart": 18 + LOOK,
-    "history page": 7,
-    "compare page": 23 + LOOK,
+    "history page": 8,  # with the signed-in user's role, which the navigation reads
+    "compare page": 24 + LOOK,  # with the role, as the history page
 }
 
 
