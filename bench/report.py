@@ -8,7 +8,7 @@ def table(rows) -> str:
             r.floor,
             f"{r.ratio:.2f}",
             r.target,
-            "yes" if r.met else "NO",
+            "–" if r.met is None else "yes" if r.met else "NO",
         ]
         for r in rows
     ]

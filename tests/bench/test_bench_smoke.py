@@ -15,9 +15,12 @@ def test_every_benchmark_runs_in_smoke_mode_and_reports_a_row():
     rows = run_all(smoke=True)
     names = [row.benchmark for row in rows]
     assert names[:5] == ["launch pass", "progress read", "progress read", "push", "claim"]
-    # The same three through the production server (gunicorn, pooled connections).
-    assert names[5:8] == ["progress read", "push", "claim"]
-    assert all("gunicorn" in row.data for row in rows[5:8])
+    # The same three through the production server (gunicorn, pooled connections), the push
+    # twice: against one INSERT (no target) and against the contract's own writes.
+    assert names[5:9] == ["progress read", "push", "push", "claim"]
+    assert all("gunicorn" in row.data for row in rows[5:9])
+    one_insert, contract = rows[6:8]
+    assert one_insert.met is None and "contract's writes" in contract.data
     assert names.count("pass growth") == 2
     # The table-size rows: the pass and the progress read with many more unrelated runs.
     assert names[-2:] == ["launch pass", "progress read"]
