@@ -1,5 +1,5 @@
-"""How sure a compare's changes are (API.md "Significance", docs/statistics.md). Pure: reads two
-records' slots and snapshots, and leaves every probability to ``loopweb.stats``.
+"""How sure a compare's changes are (API.md "Significance", docs/statistics.md). No queries: reads
+two records' slots and snapshots, and leaves every probability to ``loopweb.stats``.
 
 Rungs pair by position (the k-th rung of A with the k-th of B), climbers by key. A rung's
 evidence is the counted runs of its slot and how many of them cleared the gate's floor in that
@@ -9,6 +9,7 @@ record (the tally's ``passing``).
 from collections.abc import Sequence
 from functools import lru_cache
 
+from ladders.statuses import FAILED, PASSED
 from loopweb import stats
 from loopweb.history.models import DispatchRecord
 from loopweb.history.records import TALLY
@@ -16,15 +17,12 @@ from loopweb.runs.numbers import typed_integer
 
 UP, DOWN, SAME, INCONCLUSIVE, NEW, GONE = "up", "down", "same", "inconclusive", "new", "gone"
 VERDICTS = (UP, DOWN, SAME, INCONCLUSIVE, NEW, GONE)
-PASSED, FAILED = "passed", "failed"
 TEST, CORRECTION = "fisher_exact", "holm"
 
 _COUNTED, _PASSING = TALLY.index("counted"), TALLY.index("passing")
 #: The longest ``?alpha=`` read: a number, not an essay.
 MAX_ALPHA_TEXT = 32
 ALPHA_RULE = "Must be a number between 0 and 0.5 (both excluded), such as 0.05."
-
-
 CHANGE_RULE = "Must be a whole number of percentage points between 1 and 100, such as 30."
 
 
@@ -50,14 +48,6 @@ def parse_alpha(raw: str | None) -> float | str:
     if alpha is None or not 0 < alpha < 0.5:  # NaN fails both comparisons
         return ALPHA_RULE
     return alpha
-
-
-def counts(slot: Sequence | None) -> tuple[int, int]:
-    """A record slot's ``(passed, counted)``: (0, 0) for a slot never reached."""
-    if not slot or not slot[1]:
-        return 0, 0
-    tally = slot[1]
-    return tally[_PASSING], tally[_COUNTED]
 
 
 @lru_cache(maxsize=4096)
@@ -104,10 +94,6 @@ def walk(slots_a: Sequence | None, slots_b: Sequence | None) -> tuple[list[dict]
                 }
             )
     return rows, up, down
-
-
-def evidence(slots_a: Sequence | None, slots_b: Sequence | None) -> list[dict]:
-    return walk(slots_a, slots_b)[0]
 
 
 def between(rows: list[dict], reached_a: int, reached_b: int) -> float:
