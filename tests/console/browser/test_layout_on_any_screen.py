@@ -117,3 +117,20 @@ def test_the_run_page_keeps_its_reviews_beside_the_run_on_a_desktop(open_page, o
         fact = page.locator(".run-facts dt", has_text=term).first
         box = fact.bounding_box()
         assert box["x"] + box["width"] <= run["x"] + run["width"]
+
+
+@pytest.mark.parametrize("screen", ["phone", "1440"])
+def test_the_error_pages_are_the_consoles_own_at_any_width(
+    open_page, shot, reviewer, world, screen
+):
+    pages = console_pages(world)
+    page = open_page(reviewer)
+    page.set_viewport_size(SCREENS[screen])
+    assert page.goto(pages["groups"]).status == 403
+    assert page.locator("h1").inner_text() == "Not allowed"
+    assert page.locator(".navlinks").is_visible()
+    problems = check(page, shot, "403", screen)
+    assert page.goto("/no-such-page/").status == 404
+    assert page.locator("h1").inner_text() == "Page not found"
+    problems += check(page, shot, "404", screen)
+    assert problems == [], "\n".join(problems)
