@@ -30,9 +30,10 @@ def main() -> int:
     parser.add_argument("--json", help="also write the rows to this file")
     parser.add_argument(
         "--only",
-        choices=["history", "production", "load"],
+        choices=["history", "production", "load", "claims"],
         help="run only these rows: the history's reads; the rows through the production server; "
-        "progress under load and after one push",
+        "progress under load and after one push; the claims through the production server, "
+        "with provider budgets and without",
     )
     args = parser.parse_args()
 
@@ -52,10 +53,12 @@ def main() -> int:
     memory.settle()  # as the web processes and task workers do once loaded
     from bench.report import table
     from bench.runner import NOTES
-    from bench.suite import history_rows, run_all
+    from bench.suite import claim_rows, history_rows, run_all
 
     if args.only == "history":
         rows = history_rows(smoke=args.smoke)
+    elif args.only == "claims":
+        rows = claim_rows(smoke=args.smoke)
     else:
         rows = run_all(smoke=args.smoke, only=args.only)
     print(table(rows))

@@ -395,6 +395,75 @@ def claim_over_http(server, *, claimers: int, jobs: int, rounds: int = 3, tag="c
     )
 
 
+def claim_with_budgets_over_http(
+    server, *, claimers: int, jobs: int, rounds: int = 3, others: int = 4, tag="claim-budgets"
+) -> Row:
+    """``jobs`` claimed over HTTP with provider budgets set against the same claims with none:
+    rounds take each in turn (after a warm-up of each), on freshly launched jobs. The budgets:
+    one on the jobs' provider, its cap the round's jobs (so it is counted at every claim and
+    never reached: the row measures what enforcing a budget costs, not what a cap holds back),
+    and ``others`` on other providers."""
+    from loopweb.runs.models import ProviderBudget
+
+    driver = user(f"bench-claimer-{tag}", Role.DRIVER)
+    _, token = ApiToken.objects.issue(driver)
+    owner = user(f"bench-launcher-{tag}", Role.OWNER)
+    combination = Combination.objects.filter(model__startswith="b").first()
+    per_round = jobs // rounds
+    ProviderBudget.objects.all().delete()
+    ProviderBudget.objects.create(
+        provider=combination.provider, max_in_flight=per_round, per_minute=1_000_000
+    )
+    for i in range(others):
+        ProviderBudget.objects.create(provider=f"bench-other-{i}", max_in_flight=16)
+
+    def claim(i, out):
+        while True:
+            status, body = request(f"{server.url}/api/driver/claim", token, "POST", {"max": 1})
+            assert status == 200, status
+            claimed = json.loads(body)
+            if not claimed:
+                return
+            out.extend(job["id"] for job in claimed)
+
+    def timed_round(n: int, budgets: bool) -> tuple[float, list[int]]:
+        Job.objects.filter(status__in=["queued", "pending"]).update(status="canceled")
+        ProviderBudget.objects.update(enabled=budgets, starts={}, turns={})
+        for _ in range(n):
+            run_services.launch_by_hand(
+                owner=owner, pin=CasePin("claim-case", "1", "default"), combination=combination
+            )
+        seconds, results = concurrently(claimers, claim)
+        return seconds, [x for r in results for x in r]
+
+    timed_round(claimers, False)  # warm-up
+    timed_round(claimers, True)
+    plain_time = budget_time = 0.0
+    plain: list[int] = []
+    ids: list[int] = []
+    for _ in range(rounds):
+        seconds, claimed = timed_round(per_round, False)
+        plain_time += seconds
+        plain += claimed
+        seconds, claimed = timed_round(per_round, True)
+        budget_time += seconds
+        ids += claimed
+    ProviderBudget.objects.all().delete()
+    doubles = sum(n - 1 for n in Counter(ids).values() if n > 1)
+    rate, plain_rate = len(ids) / budget_time, len(plain) / plain_time
+    total = per_round * rounds
+    return Row(
+        "claim with budgets",
+        f"{_via(server, '')}{claimers} concurrent claimers, {total} jobs over HTTP, "
+        f"{others + 1} budgets (one on the jobs' provider)",
+        f"{rate:.0f} claims/s, {doubles} double claims",
+        f"{plain_rate:.0f} claims/s with none",
+        rate / plain_rate,
+        "≥ 0.8× claims with none, zero double claims",
+        rate >= 0.8 * plain_rate and doubles == 0 and len(ids) == total,
+    )
+
+
 def table_size(
     ladder: Ladder, *, data: str, small_unrelated: int, large_unrelated: int, repeat: int
 ) -> list[Row]:

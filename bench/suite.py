@@ -16,6 +16,28 @@ def history_rows(*, smoke: bool = False) -> list:
     return history.history_reads(**HISTORY["smoke" if smoke else "full"])
 
 
+def claim_rows(*, smoke: bool = False) -> list:
+    """The claims through the production server, with provider budgets and without, on a
+    combination of their own (no board is built)."""
+    from loopweb.runs.models import Combination, ModelEntry
+
+    ModelEntry.objects.get_or_create(name="bench-claims", defaults={"provider": "bench"})
+    Combination.objects.get_or_create(
+        key="claims|bench-claims|bench",
+        defaults={"kind": "harness", "harness": "claims", "model": "bench-claims",
+                  "provider": "bench"},
+    )  # fmt: skip
+    claims = {"claimers": 4 if smoke else 32, "jobs": 21 if smoke else 3000}
+    production = ProductionServer(web=2, threads=2 if smoke else 8)
+    try:
+        return [
+            runner.claim_over_http(production, **claims),
+            runner.claim_with_budgets_over_http(production, **claims),
+        ]
+    finally:
+        production.close()
+
+
 def run_all(*, smoke: bool = False, only: str | None = None) -> list:
     """Every row; ``only`` names a part (``production``: the rows through gunicorn; ``load``:
     progress under load and after one push), measured after the main board is built."""
@@ -50,6 +72,7 @@ def run_all(*, smoke: bool = False, only: str | None = None) -> list:
             rows.append(one_insert)
             rows.append(push_floor.push_against_its_contract(production, **pushes))
             rows.append(runner.claim_over_http(production, **claims))
+            rows.append(runner.claim_with_budgets_over_http(production, **claims))
         finally:
             production.close()
         if only:

@@ -16,16 +16,18 @@ def test_every_benchmark_runs_in_smoke_mode_and_reports_a_row():
     names = [row.benchmark for row in rows]
     assert names[:5] == ["launch pass", "progress read", "progress read", "push", "claim"]
     # The same three through the production server (gunicorn, pooled connections), the push
-    # twice: against one INSERT (no target) and against the contract's own writes.
-    assert names[5:9] == ["progress read", "push", "push", "claim"]
-    assert all("gunicorn" in row.data for row in rows[5:9])
+    # twice: against one INSERT (no target) and against the contract's own writes; and the
+    # claims with provider budgets set.
+    assert names[5:10] == ["progress read", "push", "push", "claim", "claim with budgets"]
+    assert all("gunicorn" in row.data for row in rows[5:10])
     one_insert, contract = rows[6:8]
     assert one_insert.met is None and "contract's writes" in contract.data
     assert names.count("pass growth") == 2
     # The table-size rows: the pass and the progress read with many more unrelated runs.
     assert names[-2:] == ["launch pass", "progress read"]
     assert all("2,000 unrelated" in row.data for row in rows[-2:])
-    claims = [row for row in rows if row.benchmark == "claim"]
+    claims = [row for row in rows if row.benchmark.startswith("claim")]
+    assert len(claims) == 3
     assert all("0 double claims" in row.value for row in claims)
     # The history's reads, at the history's sizes, each within its query budget.
     history = [row for row in rows if row.benchmark.startswith("history: ")]

@@ -29,7 +29,15 @@ from ladders import services
 from ladders.models import Dispatch
 from ladders.tasks import launch_pass
 from loopweb.ops.models import WorkerProcess
-from loopweb.runs.models import Case, CaseVersion, Combination, ModelEntry, Role
+from loopweb.runs.models import (
+    Case,
+    CaseVersion,
+    Combination,
+    Job,
+    ModelEntry,
+    ProviderBudget,
+    Role,
+)
 from tests.faults.processes import watcher
 from tests.ops.processes import BASE_DIR, Process, env, wait_until
 from tests.ops.proxy import _free_port
@@ -57,6 +65,7 @@ class Size:
     lease: int
     restart_database: bool
     deadline: float  # seconds the climb may take
+    budget: int  # the in-flight cap of the provider budget on half the climbers (CAPPED)
 
     @property
     def drivers(self) -> int:
@@ -65,12 +74,52 @@ class Size:
 
 SMOKE = Size(
     climbers=8, rungs=6, driver_processes=1, drivers_per_process=4, web=2, threads=2, workers=2,
-    speed=15, lease=8, restart_database=False, deadline=240,
+    speed=15, lease=8, restart_database=False, deadline=240, budget=2,
 )  # fmt: skip
 FULL = Size(
     climbers=100, rungs=20, driver_processes=4, drivers_per_process=8, web=3, threads=4,
-    workers=2, speed=20, lease=20, restart_database=True, deadline=1800,
+    workers=2, speed=20, lease=20, restart_database=True, deadline=1800, budget=12,
 )  # fmt: skip
+
+#: The provider of every other climber, under a budget of ``Size.budget`` jobs in flight; the
+#: others' provider has none.
+CAPPED = "sim-capped"
+
+
+def provider_of(index: int) -> str:
+    return CAPPED if index % 2 == 0 else "sim"
+
+
+class CapWatch(threading.Thread):
+    """Reads the capped provider's jobs in flight from the job rows every few milliseconds
+    while the climb runs (a read the faults cut short is skipped)."""
+
+    def __init__(self):
+        super().__init__(daemon=True)
+        self.seen: list[int] = []
+        self.stopping = threading.Event()
+
+    def run(self):
+        try:
+            while not self.stopping.wait(0.02):
+                try:
+                    self.seen.append(capped_in_flight())
+                except Exception:  # noqa: BLE001 - the database restarting under the read
+                    connection.close()
+        finally:
+            connection.close()
+
+    def stop(self) -> None:
+        self.stopping.set()
+        self.join(timeout=10)
+
+
+def capped_in_flight() -> int:
+    """The capped provider's jobs drivers hold, read from the job rows."""
+    return Job.objects.filter(
+        status__in=["pending", "dispatched", "starting", "running"],
+        combination_cell__provider=CAPPED,
+    ).count()
 
 
 def build_ladder(owner, size: Size, tag: str = "scale"):
@@ -91,14 +140,17 @@ def build_ladder(owner, size: Size, tag: str = "scale"):
             )
         )
     ModelEntry.objects.bulk_create(
-        [ModelEntry(name=f"{tag}-m{i}", provider="sim") for i in range(size.climbers)]
+        [ModelEntry(name=f"{tag}-m{i}", provider=provider_of(i)) for i in range(size.climbers)]
     )
     combos = [
         Combination.objects.create(
-            kind="harness", harness="sim", model=f"{tag}-m{i}", provider="sim"
+            kind="harness", harness="sim", model=f"{tag}-m{i}", provider=provider_of(i)
         )
         for i in range(size.climbers)
     ]
+    ProviderBudget.objects.update_or_create(
+        provider=CAPPED, model="", defaults={"max_in_flight": size.budget}
+    )
     return services.save_ladder(
         owner=owner,
         data={

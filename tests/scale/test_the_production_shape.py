@@ -5,6 +5,9 @@
 the suite is using it). ``make scale`` (``LOOPWEB_SCALE=full``) runs three web processes, two
 task workers and 32 drivers on a 100 × 20 ladder, and restarts PostgreSQL once.
 
+Every other climber's provider has a budget of a few jobs in flight (``harness.CAPPED``): at no
+moment of the climb were more of its jobs in flight, read from the job rows every 20 ms.
+
 Afterwards: the standing equals the one computed from the simulated draws alone; no slot place
 was launched twice; every run the drivers were told was stored exists, on its job, and no cell
 counts more runs than its target; nothing is in flight, nor was anything left in flight without
@@ -78,7 +81,9 @@ def climb(owner, tmp_path, size: harness.Size, *, restart: bool, database_url: s
 
     shape = harness.Shape(SIZE, SIZE.lease, database_url)
     fleet, faults, metrics = None, [], ""
+    cap = harness.CapWatch()
     try:
+        cap.start()
         started = time.monotonic()
         harness.api(shape.url, owner_token, "POST", f"/api/ladders/{ladder.pk}/run", {})
         ladder.refresh_from_db()
@@ -128,6 +133,7 @@ def climb(owner, tmp_path, size: harness.Size, *, restart: bool, database_url: s
         )
         metrics = shape.metrics()
     finally:
+        cap.stop()
         if fleet is not None:
             fleet.stop()
         shape.stop()
@@ -154,6 +160,12 @@ def climb(owner, tmp_path, size: harness.Size, *, restart: bool, database_url: s
             {"fault": f.name, "recovered_in_s": round(f.seconds, 1), **f.detail} for f in faults
         ],
         "status": progress["dispatch"]["status"],
+        "budget": {
+            "provider": harness.CAPPED,
+            "cap": SIZE.budget,
+            "most_in_flight_seen": max(cap.seen, default=0),
+            "reads": len(cap.seen),
+        },
     }
     _write(report)
     print(_table(report))
@@ -162,6 +174,8 @@ def climb(owner, tmp_path, size: harness.Size, *, restart: bool, database_url: s
     # draws determine.
     assert progress["dispatch"]["status"] in ("finished", "needsAttention"), report
     assert progress["dispatch"]["runs"]["inFlight"] == 0
+    # The budget held: never more of the capped provider's jobs in flight than its cap.
+    assert len(cap.seen) > 10 and max(cap.seen) <= SIZE.budget, report["budget"]
     assert actual_standing(progress) == expected_standing(ladder, SEED)
     # No slot place launched twice: one first attempt per slot, one retry per failed attempt.
     firsts = Counter((j.origin, j.cell_key) for j in jobs if j.attempt == 1)
@@ -208,4 +222,9 @@ def _table(report: dict) -> str:
         f"{report['attempts_lost_to_faults']}; dispatch {report['status']}",
     ]
     lines += [f"  {f['fault']}: recovered in {f['recovered_in_s']} s" for f in report["faults"]]
+    budget = report["budget"]
+    lines.append(
+        f"  budget on {budget['provider']}: cap {budget['cap']}, at most "
+        f"{budget['most_in_flight_seen']} in flight in {budget['reads']} reads"
+    )
     return "\n".join(lines)
