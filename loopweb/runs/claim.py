@@ -139,7 +139,7 @@ _RETRY_OF = Job.retry_of.related
 
 
 def _lease_under_budgets(
-    *, driver_id: int, limit: int, now: datetime, expires: datetime, budgets: list
+    *, driver_id: int, limit: int, now: datetime, expires: datetime, budgets: list[ProviderBudget]
 ) -> list[Job]:
     if connection.vendor == "postgresql":
         return _lease_under_budgets_in_one_call(
@@ -211,7 +211,7 @@ def _candidates(limit: int) -> list[tuple[int, str, int | None, Any]]:
     return [(job_id, origin, cid, _json_of(cell)) for job_id, origin, cid, cell in rows]
 
 
-def _json_of(value) -> Any:
+def _json_of(value: Any) -> Any:
     return json.loads(value) if isinstance(value, str) else value
 
 
@@ -242,7 +242,7 @@ SPREAD = 32
 
 
 def _lease_under_budgets_in_one_call(
-    *, driver_id: int, limit: int, now: datetime, expires: datetime, budgets: list
+    *, driver_id: int, limit: int, now: datetime, expires: datetime, budgets: list[ProviderBudget]
 ) -> list[Job]:
     """PostgreSQL: the candidates are read and ordered here, unlocked; the function
     (``budget_claim_sql``) locks the budgets, counts afresh and leases what still fits, in one
@@ -313,7 +313,12 @@ def _lease_under_budgets_in_one_call(
     return []
 
 
-def _record(budgets, claimed, served, now: datetime) -> None:
+def _record(
+    budgets: list[ProviderBudget],
+    claimed: list[rules.Candidate],
+    served: dict[Any, dict[str, float]],
+    now: datetime,
+) -> None:
     """Stamp the claimed jobs' starts and turns on their budgets (locked by the claim)."""
     started: dict[Any, int] = {}
     for candidate in claimed:
