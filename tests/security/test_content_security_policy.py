@@ -183,11 +183,14 @@ CONSOLE = {
     "ladders/<int:pk>/queue/":                            PAGE,
     "ladders/<int:pk>/slots/<int:index>/<str:rung>/":     PAGE,  # and its fragment, below
     "ladders/<int:pk>/history/":                          PAGE,
+    "ladders/<int:pk>/history/<int:record_id>/":          PAGE,
     "ladders/<int:pk>/compare/":                          PAGE,
     "ladders/<int:pk>/standing":                          FRAGMENT,
     "runs/<int:pk>/":                                     PAGE,
     "runs/<int:pk>/review":                               POST_ONLY,
     "combinations/":                                      PAGE,
+    "combinations/models/":                               POST_ONLY,
+    "combinations/models/<int:pk>/":                      POST_ONLY,
     "groups/":                                            PAGE,
     "groups/<int:pk>/":                                   PAGE,
     "account/acceptance-rule/":                           PAGE,
@@ -253,6 +256,10 @@ def path_of(world, route: str) -> str:
         values["pk"] = world.proposal.pk
     elif route.startswith("settings/webhooks/"):
         values["pk"] = world.extra["webhook"].pk
+    if "<int:record_id>" in route:
+        from loopweb.history.models import DispatchRecord
+
+        values["record_id"] = DispatchRecord.objects.filter(ladder=world.ladder).first().pk
     return fill(route, values)
 
 
