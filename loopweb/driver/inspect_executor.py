@@ -129,7 +129,7 @@ class InspectExecutor:
             if job.cancelled.is_set() or job.stopping.is_set():
                 raise Failure("canceled", "cancelled before the evaluation started")
             started = time.monotonic()
-            log = asyncio.run(self._evaluate(job, task, model))
+            log = _run(self._evaluate(job, task, model))
             seconds = time.monotonic() - started
         if log is None or log.status == "cancelled":
             raise Failure("canceled", "the evaluation was cancelled")
@@ -246,3 +246,30 @@ def _outcome(log: Any) -> str:
 
 def _is_task(value: Any) -> bool:
     return type(value).__name__ == "Task"
+
+
+def _run(coroutine: Any) -> Any:
+    """``asyncio.run`` of the evaluation; on a thread of its own when this thread's event loop
+    is running already (a driver embedded in an asynchronous program), which may run no other."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        running = False
+    else:
+        running = True
+    if not running:  # outside the except block: nothing raised in it has that error as context
+        return asyncio.run(coroutine)
+    found: dict[str, Any] = {}
+
+    def apart() -> None:
+        try:
+            found["log"] = asyncio.run(coroutine)
+        except BaseException as exc:  # noqa: BLE001 - raised below, in the caller's thread
+            found["error"] = exc
+
+    thread = threading.Thread(target=apart, name="inspect-evaluation")
+    thread.start()
+    thread.join()
+    if "error" in found:
+        raise found["error"]
+    return found.get("log")

@@ -164,3 +164,19 @@ def test_loopweb_driver_inspect_runs_one_evaluation_at_a_time_and_names_a_bad_mo
     with pytest.raises(SystemExit):
         cli.main([*base, "tests.inspect"])  # a module without TASKS
     assert "has no TASKS" in capsys.readouterr().err
+
+
+def test_an_executor_called_beside_a_running_event_loop_evaluates_on_a_thread_of_its_own(
+    tmp_path,
+):
+    """A driver embedded in an asynchronous program calls the executor from a thread whose event
+    loop is running, where ``asyncio.run`` refuses to start: the evaluation runs apart."""
+    import asyncio
+
+    loop = asyncio.new_event_loop()
+    asyncio._set_running_loop(loop)
+    try:
+        test_a_passing_evaluation_is_a_completed_run_with_an_item_per_scorer_and_sample(tmp_path)
+    finally:
+        asyncio._set_running_loop(None)
+        loop.close()
