@@ -34,6 +34,7 @@ def test_an_owner_configures_runs_and_reads_a_ladder(owner_api, driver, run_task
         "done": 4,
         "inFlight": 0,
         "skippedByStop": 0,
+        "reused": 0,
     }
     assert progress["dispatch"]["runsUnreviewed"] == 4
 

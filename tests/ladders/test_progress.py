@@ -226,7 +226,7 @@ def test_done_sums_each_slots_runs_by_its_status(owner, owner_api, driver):
         ["running", "pending"],
     ]
     # passed 3 - min(1, 3) = 2; running, none counted: 0; running: 1 counted; pending: 0
-    assert body["dispatch"]["runs"] == {"total": 10, "done": 3, "inFlight": 5, "skippedByStop": 0}
+    assert body["dispatch"]["runs"] == {"total": 10, "done": 3, "inFlight": 5, "skippedByStop": 0, "reused": 0}
 
 
 def test_a_run_that_existed_before_the_dispatch_started_is_done_from_its_first_pass(
@@ -239,7 +239,7 @@ def test_a_run_that_existed_before_the_dispatch_started_is_done_from_its_first_p
     outside_run(owner, step, combo, record=BROKEN)
     ladder = start(owner, [step], [combo], runsPerCell=3)
     runs = board(owner_api, ladder)["dispatch"]["runs"]
-    assert runs == {"total": 3, "done": 1, "inFlight": 2, "skippedByStop": 0}
+    assert runs == {"total": 3, "done": 1, "inFlight": 2, "skippedByStop": 0, "reused": 1}
 
 
 def test_launched_is_the_dispatchs_own_jobs_in_flight_for_the_slot(owner, owner_api):
@@ -254,7 +254,7 @@ def test_launched_is_the_dispatchs_own_jobs_in_flight_for_the_slot(owner, owner_
     services.run_launch_pass(ladder_id=ladder.pk)  # passes early, cancels its own queued job
     body = board(owner_api, ladder)
     assert body["climbers"][0]["slots"][0]["status"] == "passed"
-    assert body["dispatch"]["runs"] == {"total": 2, "done": 2, "inFlight": 0, "skippedByStop": 0}
+    assert body["dispatch"]["runs"] == {"total": 2, "done": 2, "inFlight": 0, "skippedByStop": 0, "reused": 0}
 
 
 def test_a_decided_or_skipped_slot_is_done_in_full_once_its_jobs_finish(
@@ -272,7 +272,7 @@ def test_a_decided_or_skipped_slot_is_done_in_full_once_its_jobs_finish(
     body = board(owner_api, ladder)
     assert body["dispatch"]["slotCounts"]["skipped"] == 4
     # Of done, 7 runs the Stop left unrun: the job it let run on holds the eighth's place.
-    stopped = {"total": 8, "done": 7, "inFlight": 1, "skippedByStop": 7}
+    stopped = {"total": 8, "done": 7, "inFlight": 1, "skippedByStop": 7, "reused": 0}
     assert body["dispatch"]["runs"] == stopped
     push(driver, first, record=PERFECT)
     # Once it finishes its slot is done in full; the runs the Stop left unrun stay 7.
@@ -304,7 +304,7 @@ def test_when_done_equals_total_nothing_is_left_to_execute(owner, owner_api, dri
     assert all(seen)
     body = board(owner_api, ladder)
     assert body["dispatch"]["status"] == "finished"
-    assert body["dispatch"]["runs"] == {"total": 12, "done": 12, "inFlight": 0, "skippedByStop": 0}
+    assert body["dispatch"]["runs"] == {"total": 12, "done": 12, "inFlight": 0, "skippedByStop": 0, "reused": 0}
     assert queued(ladder) == []
 
 

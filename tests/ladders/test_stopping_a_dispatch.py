@@ -461,13 +461,13 @@ def test_the_runs_of_a_stopped_dispatch_say_how_many_the_stop_left_unrun(
     rung 2 has its job still running, m2's rung 2 was not needed once it failed rung 1)."""
     ladder = stopped_mid_climb(owner, driver, run_tasks)
     runs = owner_api.get(f"/api/ladders/{ladder.pk}/progress").json()["dispatch"]["runs"]
-    assert runs == {"total": 8, "done": 7, "inFlight": 1, "skippedByStop": 2}
+    assert runs == {"total": 8, "done": 7, "inFlight": 1, "skippedByStop": 2, "reused": 0}
     [row] = owner_api.get("/api/ladders/summary").json()["results"]
     assert row["runs"] == runs
     # A Stop that cancels the running job leaves m3's rung 2 unrun too.
     again = stopped_mid_climb(owner, driver, run_tasks, cancel_running=True, prefix="again")
     runs = owner_api.get(f"/api/ladders/{again.pk}/progress").json()["dispatch"]["runs"]
-    assert runs == {"total": 8, "done": 8, "inFlight": 0, "skippedByStop": 3}
+    assert runs == {"total": 8, "done": 8, "inFlight": 0, "skippedByStop": 3, "reused": 0}
 
 
 def test_a_running_dispatch_has_no_runs_skipped_by_a_stop(owner, owner_api, driver, run_tasks):
