@@ -30,7 +30,13 @@ def test_the_ladder_shows_its_dispatchs_progress_while_it_runs(owner, driver, ru
     board = progress_of(ladder)
     assert board["dispatch"]["status"] == "running"
     assert slot_statuses(board) == [["passed", "running"], ["running", "pending"]]
-    assert board["dispatch"]["runs"] == {"total": 4, "done": 1, "inFlight": 2, "skippedByStop": 0, "reused": 0}
+    assert board["dispatch"]["runs"] == {
+        "total": 4,
+        "done": 1,
+        "inFlight": 2,
+        "skippedByStop": 0,
+        "reused": 0,
+    }
 
 
 def test_the_final_standing_stays_until_the_next_run(owner, owner_api, driver, run_tasks):

@@ -226,7 +226,13 @@ def test_done_sums_each_slots_runs_by_its_status(owner, owner_api, driver):
         ["running", "pending"],
     ]
     # passed 3 - min(1, 3) = 2; running, none counted: 0; running: 1 counted; pending: 0
-    assert body["dispatch"]["runs"] == {"total": 10, "done": 3, "inFlight": 5, "skippedByStop": 0, "reused": 0}
+    assert body["dispatch"]["runs"] == {
+        "total": 10,
+        "done": 3,
+        "inFlight": 5,
+        "skippedByStop": 0,
+        "reused": 0,
+    }
 
 
 def test_a_run_that_existed_before_the_dispatch_started_is_done_from_its_first_pass(
@@ -254,7 +260,13 @@ def test_launched_is_the_dispatchs_own_jobs_in_flight_for_the_slot(owner, owner_
     services.run_launch_pass(ladder_id=ladder.pk)  # passes early, cancels its own queued job
     body = board(owner_api, ladder)
     assert body["climbers"][0]["slots"][0]["status"] == "passed"
-    assert body["dispatch"]["runs"] == {"total": 2, "done": 2, "inFlight": 0, "skippedByStop": 0, "reused": 0}
+    assert body["dispatch"]["runs"] == {
+        "total": 2,
+        "done": 2,
+        "inFlight": 0,
+        "skippedByStop": 0,
+        "reused": 0,
+    }
 
 
 def test_a_decided_or_skipped_slot_is_done_in_full_once_its_jobs_finish(
@@ -304,7 +316,13 @@ def test_when_done_equals_total_nothing_is_left_to_execute(owner, owner_api, dri
     assert all(seen)
     body = board(owner_api, ladder)
     assert body["dispatch"]["status"] == "finished"
-    assert body["dispatch"]["runs"] == {"total": 12, "done": 12, "inFlight": 0, "skippedByStop": 0, "reused": 0}
+    assert body["dispatch"]["runs"] == {
+        "total": 12,
+        "done": 12,
+        "inFlight": 0,
+        "skippedByStop": 0,
+        "reused": 0,
+    }
     assert queued(ladder) == []
 
 
