@@ -107,12 +107,23 @@ class RecordView(Exported):
         return Response(records.detail_json(record))
 
 
+#: A side of a compare as the schema states it: a record id (digits) or ``current``.
+SIDE_PATTERN = r"^([1-9][0-9]{0,17}|current)$"
+
+
 class CompareView(Exported):
     @extend_schema(
         operation_id="ladders_compare",
         parameters=[
-            OpenApiParameter("a", str, required=True, description="A record id or current."),
-            OpenApiParameter("b", str, required=True, description="A record id or current."),
+            *(
+                OpenApiParameter(
+                    side,
+                    {"type": "string", "pattern": SIDE_PATTERN},
+                    required=True,
+                    description="A record id of this ladder, or current.",
+                )
+                for side in ("a", "b")
+            ),
             OpenApiParameter(
                 "alpha",
                 {"type": "number", "exclusiveMinimum": 0, "exclusiveMaximum": 0.5},

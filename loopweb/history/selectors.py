@@ -49,14 +49,16 @@ def side(ladder: Ladder, value: str | None, field: str) -> DispatchRecord:
     if value == records.CURRENT:
         found = current(ladder)
         if found is None:
-            raise ValidationError({field: ["This ladder has not been run: nothing is current."]})
+            missing = "This ladder has not been run: nothing is current."
+            raise ValidationError({field: [ValidationError(missing, code="does_not_exist")]})
         return found
     record_id = typed_integer(value, low=1)
     if record_id is None:
         raise ValidationError({field: ["Give a record id of this ladder or 'current'."]})
     found = record_of(ladder, record_id)
     if found is None:
-        raise ValidationError({field: [f"This ladder has no record {value}."]})
+        missing = f"This ladder has no record {value}."
+        raise ValidationError({field: [ValidationError(missing, code="does_not_exist")]})
     return found
 
 
