@@ -31,9 +31,9 @@ def test_a_non_staff_owner_makes_a_group_and_a_rule_and_runs_a_ladder_with_them(
     page.get_by_role("link", name="Combinations").click()
     page.get_by_label("Harness").fill("aider")
     page.get_by_label("Model", exact=True).fill("gpt-own")
-    page.get_by_label("Provider").fill("acme")
+    page.get_by_label("Provider", exact=True).fill("acme")
     page.get_by_role("button", name="Add combination").click()
-    expect(page.locator(".messages")).to_contain_text("Combination gpt-own via aider (acme) added.")
+    expect(page.locator(".messages")).to_contain_text("Combination gpt-own via aider (acme) added")
 
     page.get_by_role("link", name="Coverage groups").click()
     page.get_by_label("Name").fill("own models")
