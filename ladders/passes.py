@@ -112,7 +112,7 @@ def run_launch_pass(*, ladder_id: int) -> PassReport | None:
         return PassReport(dispatch.dispatch_id, len(jobs), cancelled, published, finished)
 
 
-def reused_runs(standing: Standing) -> dict:
+def reused_runs(standing: Standing) -> dict[str, Any]:
     """The runs the standing's slots read, by where they came from: another dispatch (of any
     ladder), a launch by hand, or a push without a job."""
     ids = {run.id for climber in standing.climbers for slot in climber.slots for run in slot.runs}
@@ -122,6 +122,7 @@ def reused_runs(standing: Standing) -> dict:
     rows = Run.objects.filter(pk__in=in_ids(ids)).values_list("job__origin").annotate(n=Count("id"))
     for origin, n in rows.order_by():
         parsed = origins.parse(origin) if origin else None
+        source: tuple[str, str | None]
         if parsed is not None:
             source = ("dispatch", parsed.dispatch_id)
         else:
