@@ -72,3 +72,8 @@ def test_the_editor_flags_a_chosen_combination_that_cannot_be_launched(owner, ow
     page = owner_client.get(f"/ladders/{Ladder.objects.get(pk=ladder.pk).pk}/edit/")
     text = text_of(page)
     assert "cannot be launched: model 'ghost' is not in the catalog" in text
+
+
+def test_a_model_id_past_any_id_is_not_found(owner_client):
+    page = owner_client.submit(f"/combinations/models/{10**30}/", {})
+    assert page.status_code == 404
