@@ -290,7 +290,7 @@ def test_a_case_page_shows_its_versions_read_only(staff_browser, cast):
 
 
 def test_only_a_name_or_a_title_is_edited_on_the_gates_own_rows(staff_browser, cast):
-    """Evalsets and proposals keep their names and titles editable (docs/decisions.md); what
+    """Evalsets and proposals keep their names and titles editable (docs/decisions/0162); what
     the services wrote (pins, hash, policy, applied and closed, the gate's outcome) is not in
     the form, and neither can be deleted: that would take the gate's results with them."""
     proposal = cast.gate()

@@ -1,0 +1,72 @@
+"""The docs stay references: every decision in docs/decisions/ is listed in its index with the
+status it states, and each has the shape a reader expects (title, status, context, decision,
+consequences)."""
+
+import re
+from pathlib import Path
+
+import pytest
+
+DECISIONS = Path(__file__).resolve().parent.parent / "docs" / "decisions"
+INDEX = DECISIONS / "README.md"
+LINK = re.compile(r"\]\(([^)#]+\.md)(?:#[^)]*)?\)")
+STATUS = re.compile(r"^Status: (accepted|superseded by (\d{4}))$", re.MULTILINE)
+
+
+def decision_files() -> list[Path]:
+    return sorted(path for path in DECISIONS.glob("*.md") if path.name != "README.md")
+
+
+def listed() -> set[str]:
+    return set(LINK.findall(INDEX.read_text(encoding="utf-8")))
+
+
+def index_line(name: str) -> str:
+    for line in INDEX.read_text(encoding="utf-8").splitlines():
+        first = LINK.search(line)
+        if line.startswith("- ") and first and first.group(1) == name:
+            return line
+    return ""
+
+
+def test_every_decision_file_is_listed_in_the_index():
+    missing = [path.name for path in decision_files() if path.name not in listed()]
+    assert not missing, f"docs/decisions/README.md does not list: {missing}"
+
+
+def test_every_file_the_index_lists_exists():
+    absent = sorted(name for name in listed() if not (DECISIONS / name).is_file())
+    assert not absent, f"docs/decisions/README.md lists files that do not exist: {absent}"
+
+
+def test_no_link_in_the_tree_points_at_the_old_single_decisions_file():
+    root = DECISIONS.parent.parent
+    stale = []
+    for folder in ("docs", "loopweb", "ladders", "signals_app", "evalsets", "tests", "scripts"):
+        for path in (root / folder).rglob("*"):
+            readable = path.suffix in {".md", ".py", ".html", ".txt"} and path != Path(__file__)
+            if readable and "decisions.md" in path.read_text(encoding="utf-8", errors="replace"):
+                stale.append(str(path.relative_to(root)))
+    assert not stale, f"these still name docs/decisions.md: {stale}"
+
+
+@pytest.mark.parametrize("path", decision_files(), ids=lambda path: path.name)
+def test_a_decision_has_a_title_a_status_and_its_three_parts(path):
+    text = path.read_text(encoding="utf-8")
+    assert text.startswith("# "), "the first line is the title"
+    assert STATUS.search(text), "a line 'Status: accepted' or 'Status: superseded by NNNN'"
+    for heading in ("## Context", "## Decision", "## Consequences"):
+        assert f"\n{heading}\n" in text, f"missing {heading}"
+
+
+@pytest.mark.parametrize("path", decision_files(), ids=lambda path: path.name)
+def test_the_index_states_each_decisions_status_and_names_what_superseded_it(path):
+    status = STATUS.search(path.read_text(encoding="utf-8"))
+    assert status
+    line = index_line(path.name)
+    if status.group(2):
+        successor = status.group(2)
+        assert list(DECISIONS.glob(f"{successor}-*.md")), f"no decision {successor}"
+        assert "superseded" in line and f"[{successor}]" in line, line
+    else:
+        assert "superseded" not in line, line
