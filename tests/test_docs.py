@@ -70,3 +70,8 @@ def test_the_index_states_each_decisions_status_and_names_what_superseded_it(pat
         assert "superseded" in line and f"[{successor}]" in line, line
     else:
         assert "superseded" not in line, line
+
+
+def test_the_performance_reference_stays_under_two_hundred_lines():
+    lines = (DECISIONS.parent / "performance.md").read_text(encoding="utf-8").splitlines()
+    assert len(lines) < 200, "docs/performance.md is a reference: the latest table, not a diary"
