@@ -40,6 +40,7 @@ def save_ladder(
         ladder.runs_in_flight_limit = data["runsInFlightLimit"]
         ladder.retry_count = data["retryCount"]
         ladder.outer_axis = data["outerAxis"]
+        _set_review_settings(ladder, data)
         ladder.save()
         _save_rungs(ladder, data["rungs"])
         LadderGroup.objects.filter(ladder=ladder).delete()
@@ -52,10 +53,24 @@ def save_ladder(
             for i, c in enumerate(data["combinations"])
         )
         ladder.reviewers.set(data["reviewers"])
+        if "assignedReviewers" in data:
+            ladder.assignees.set(data["assignedReviewers"])
+        else:  # a reviewer the ladder is no longer shared with is no longer assigned
+            ladder.assignees.remove(*ladder.assignees.exclude(pk__in=data["reviewers"]))
         lifecycle.ladder_configured.send(
             Ladder, ladder=ladder, by=by or owner, change="created" if created else "edited"
         )
     return ladder
+
+
+def _set_review_settings(ladder: Ladder, data: dict[str, Any]) -> None:
+    """The review settings the data gives (each one left out keeps its value)."""
+    if "rubric" in data:
+        ladder.rubric = [dict(criterion) for criterion in data["rubric"]]
+    if "reviewsPerRun" in data:
+        ladder.reviews_per_run = data["reviewsPerRun"]
+    if "reservationMinutes" in data:
+        ladder.reservation_minutes = data["reservationMinutes"]
 
 
 def _save_rungs(ladder: Ladder, rungs: list[dict[str, Any]]) -> None:

@@ -5,11 +5,13 @@ refuse the same things with the same messages. Response shapes live in ``ladders
 from django.contrib.auth import get_user_model
 from rest_framework import serializers
 
+from ladders import rubric
 from ladders.config import MAX_RUNGS
 from ladders.models import default_gate
 from loopweb.runs.api import fields as f
 from loopweb.runs.api import schema
 from loopweb.runs.errors import unknown as unknown_text
+from loopweb.runs.inputs import ReviewSerializer
 from loopweb.runs.models import Combination, CoverageGroup, Rating
 from loopweb.runs.models.catalog import PIN_PART
 
@@ -58,6 +60,104 @@ class RungSerializer(serializers.Serializer):
     stale = f.BooleanField(read_only=True)
 
 
+class CriterionSerializer(serializers.Serializer):
+    """One criterion of a ladder's rubric (``ladders.rubric``)."""
+
+    id = f.RegexField(
+        rubric.CRITERION_ID, max_length=40, error_messages={"invalid": rubric.CRITERION_ID_RULE}
+    )
+    kind = f.ChoiceField(choices=rubric.KINDS)
+    label = f.CharField(max_length=80, allow_blank=True, default="")
+    description = f.CharField(max_length=500, allow_blank=True, default="")
+    required = f.BooleanField(default=False)
+    min = f.FloatField(required=False, allow_null=True, default=None, min_value=-1e6, max_value=1e6)
+    max = f.FloatField(required=False, allow_null=True, default=None, min_value=-1e6, max_value=1e6)
+    step = f.FloatField(required=False, allow_null=True, default=None, min_value=0, max_value=1e6)
+    labels = f.ListField(
+        child=f.CharField(max_length=60), default=list, max_length=rubric.MAX_LABELS
+    )
+
+    def validate(self, attrs):
+        problems = rubric.criterion_problems(attrs)
+        if problems:
+            raise serializers.ValidationError(problems)
+        return _stored_criterion(attrs)
+
+
+def _stored_criterion(attrs: dict) -> dict:
+    """The criterion as stored and answered: only its kind's fields, whole numbers as integers."""
+    stored = {
+        "id": attrs["id"],
+        "kind": attrs["kind"],
+        "label": attrs["label"] or attrs["id"],
+        "description": attrs["description"],
+        "required": attrs["required"],
+    }
+    if attrs["kind"] == "number":
+        for key in ("min", "max", "step"):
+            value = attrs[key]
+            stored[key] = int(value) if float(value).is_integer() else value
+    elif attrs["kind"] == "category":
+        stored["labels"] = list(attrs["labels"])
+    return stored
+
+
+class ReviewSettingsMixin(serializers.Serializer):
+    """A ladder's review settings. Left out of a PUT, each keeps its value (a client or the
+    console's editor that knows nothing of them leaves them as they are); a new ladder takes
+    the defaults: no rubric, 1 review per run, every reviewer assigned, 15 minutes."""
+
+    rubric = CriterionSerializer(many=True, required=False)
+    reviewsPerRun = f.IntegerField(min_value=1, max_value=20, required=False)
+    assignedReviewers = serializers.ListField(
+        child=f.CharField(max_length=150), required=False, max_length=100
+    )
+    reservationMinutes = f.IntegerField(min_value=1, max_value=1440, required=False)
+
+    def validate_rubric(self, value):
+        if len(value) > rubric.MAX_CRITERIA:
+            raise serializers.ValidationError(
+                f"A rubric holds at most {rubric.MAX_CRITERIA} criteria."
+            )
+        ids = [c["id"] for c in value]
+        repeated = next((i for i in ids if ids.count(i) > 1), None)
+        if repeated is not None:
+            raise serializers.ValidationError(f"The criterion id {repeated} appears twice.")
+        return value
+
+    def validate_assignedReviewers(self, value):
+        return user_ids(value)
+
+    def validate(self, attrs):
+        attrs = super().validate(attrs)
+        assigned, shared = attrs.get("assignedReviewers"), attrs.get("reviewers")
+        if assigned and shared is not None:
+            outside = [pk for pk in assigned if pk not in shared]
+            if outside:
+                names = dict(
+                    get_user_model().objects.filter(pk__in=outside).values_list("pk", "username")
+                )
+                raise serializers.ValidationError(
+                    {
+                        "assignedReviewers": [
+                            "Assign only reviewers the ladder is shared with (reviewers); not: "
+                            + ", ".join(names[pk] for pk in outside)
+                            + "."
+                        ]
+                    }
+                )
+        return attrs
+
+
+def user_ids(value: list[str]) -> list[int]:
+    """The users' ids, each named once, all of them users."""
+    users = dict(get_user_model().objects.filter(username__in=value).values_list("username", "pk"))
+    unknown = [name for name in value if name not in users]
+    if unknown:
+        raise serializers.ValidationError(unknown_text("user", unknown), code="does_not_exist")
+    return [users[name] for name in dict.fromkeys(value)]
+
+
 def known_ids(queryset, value: list[int], what: str) -> list[int]:
     """The ids (distinct: the field says so), all of them rows of the queryset."""
     known = set(queryset.filter(pk__in=value).values_list("pk", flat=True))
@@ -87,7 +187,7 @@ def id_list(*, max_length: int, what: str) -> f.ListField:
     )
 
 
-class LadderConfigSerializer(serializers.Serializer):
+class LadderConfigSerializer(ReviewSettingsMixin, serializers.Serializer):
     id = f.IntegerField(read_only=True)
     name = f.CharField(max_length=200)
     rungs = RungSerializer(many=True, default=list)
@@ -121,15 +221,27 @@ class LadderConfigSerializer(serializers.Serializer):
         return known_ids(Combination.objects.all(), value, "combination")
 
     def validate_reviewers(self, value):
-        users = dict(
-            get_user_model().objects.filter(username__in=value).values_list("username", "pk")
-        )
-        unknown = [name for name in value if name not in users]
-        if unknown:
-            raise serializers.ValidationError(unknown_text("user", unknown), code="does_not_exist")
-        return [users[name] for name in dict.fromkeys(value)]
+        return user_ids(value)
 
     def validate_gate(self, value):
         value = dict(value)
         value["threshold"] = dict(value["threshold"])
         return value
+
+
+class QueueReviewSerializer(ReviewSerializer):
+    """A review taken from a ladder's queue: the review contract (aestheticRating, writeup,
+    verdict) and ``values``, the answers to the ladder's rubric ({criterion id: value}),
+    checked against it by ``ladders.queue``."""
+
+    values = f.object_field(
+        {
+            "type": "object",
+            "additionalProperties": {"type": ["number", "string", "boolean", "null"]},
+            "description": "{criterion id: a number (number criteria), one of the labels "
+            "(category criteria), true or false (boolean criteria)}; a criterion left out or "
+            "null is unanswered.",
+        },
+        required=False,
+        default=dict,
+    )

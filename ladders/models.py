@@ -49,6 +49,17 @@ class Ladder(models.Model):
     reviewers = models.ManyToManyField(
         settings.AUTH_USER_MODEL, blank=True, related_name="reviewed_ladders"
     )
+    # The review form beyond the aesthetic rating (``ladders.rubric``): [{id, kind, label,
+    # description, required, min/max/step | labels}, …] in the form's order.
+    rubric = models.JSONField(default=list, blank=True)
+    # How many reviews a run of the queue wants before it leaves the reviewers' shared queue,
+    # which of the reviewers work the queue (none named: every reviewer), and how long opening
+    # a run keeps it for the reviewer who opened it.
+    reviews_per_run = models.PositiveSmallIntegerField(default=1)
+    assignees = models.ManyToManyField(
+        settings.AUTH_USER_MODEL, blank=True, related_name="assigned_ladders"
+    )
+    reservation_minutes = models.PositiveSmallIntegerField(default=15)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
@@ -100,6 +111,29 @@ class LadderCombination(models.Model):
 
     def __str__(self) -> str:
         return f"combination {self.combination_id} of ladder {self.ladder_id}"
+
+
+class ReviewReservation(models.Model):
+    """A run of the ladder's queue kept for one reviewer until ``expires_at``: while it holds,
+    it takes one of the run's reviews, so other reviewers are not handed the same run."""
+
+    ladder = models.ForeignKey(Ladder, on_delete=models.CASCADE, related_name="reservations")
+    run = models.ForeignKey("runs.Run", on_delete=models.CASCADE, related_name="+")
+    reviewer = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+"
+    )
+    expires_at = models.DateTimeField()
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["ladder", "run", "reviewer"], name="one_reservation_per_reviewer"
+            ),
+        ]
+        indexes = [models.Index(fields=["ladder", "run"], name="reservation_ladder_run")]
+
+    def __str__(self) -> str:
+        return f"run {self.run_id} kept for {self.reviewer_id} on ladder {self.ladder_id}"
 
 
 class DispatchStatus(models.TextChoices):

@@ -199,4 +199,8 @@ def ladder_config_json(ladder: Ladder, stale: set) -> dict:
         "outerAxis": ladder.outer_axis,
         "reviewers": [u.username for u in ladder.reviewers.all()],
         "owner": ladder.owner.username,
+        "rubric": ladder.rubric,
+        "reviewsPerRun": ladder.reviews_per_run,
+        "assignedReviewers": [u.username for u in ladder.assignees.all()],
+        "reservationMinutes": ladder.reservation_minutes,
     }

@@ -1,10 +1,11 @@
 from rest_framework import serializers
 
 from ladders.config import MAX_RUNGS
-from ladders.inputs import LadderConfigSerializer
+from ladders.inputs import LadderConfigSerializer, QueueReviewSerializer
+from ladders.models import ReviewReservation
 from loopweb.runs.api import fields as f
 
-__all__ = ["LadderConfigSerializer"]
+__all__ = ["LadderConfigSerializer", "QueueReviewSerializer"]
 
 
 class RungOrderSerializer(serializers.Serializer):
@@ -21,3 +22,13 @@ class RetrySerializer(serializers.Serializer):
 
 class DispatchJournalSerializer(serializers.Serializer):
     evalset = f.CharField(max_length=128)
+
+
+class ReservationSerializer(serializers.ModelSerializer):
+    run = serializers.IntegerField(source="run_id", read_only=True)
+    reviewer = serializers.CharField(source="reviewer.username", read_only=True)
+    expiresAt = serializers.DateTimeField(source="expires_at", read_only=True)
+
+    class Meta:
+        model = ReviewReservation
+        fields = ["run", "reviewer", "expiresAt"]

@@ -32,4 +32,14 @@ urlpatterns = [
         name="ladder-journal",
     ),
     path("ladders/<int:pk>/queue", LadderViewSet.as_view({"get": "queue"}), name="ladder-queue"),
+    path(
+        "ladders/<int:pk>/queue/<int:run>/reservation",
+        LadderViewSet.as_view({"post": "reservation", "delete": "reservation"}),
+        name="ladder-queue-reservation",
+    ),
+    path(
+        "ladders/<int:pk>/queue/<int:run>/reviews",
+        LadderViewSet.as_view({"post": "queue_review"}),
+        name="ladder-queue-review",
+    ),
 ]

@@ -15,6 +15,7 @@ from rest_framework.exceptions import NotFound, PermissionDenied, ValidationErro
 from rest_framework.response import Response
 
 from ladders import access, origins, selectors, services, shared_progress
+from ladders import queue as review_queue
 from ladders.api import serializers as s
 from ladders.models import Ladder
 from loopweb.runs import budgeting, jsonbytes
@@ -108,7 +109,7 @@ class LadderViewSet(viewsets.GenericViewSet):
         if self.action == "progress":
             return visible  # polled by every viewer: the read needs the ladder row alone
         return visible.prefetch_related(
-            "rungs", "group_links", "combination_links", "reviewers"
+            "rungs", "group_links", "combination_links", "reviewers", "assignees"
         ).select_related("owner")
 
     def owned(self) -> Ladder:
@@ -306,12 +307,55 @@ class LadderViewSet(viewsets.GenericViewSet):
                 "climber": serializers.CharField(),
                 "validatorRating": serializers.CharField(allow_null=True),
                 "finishedAt": serializers.DateTimeField(),
+                "reviews": serializers.IntegerField(
+                    help_text="The run's reviews by the ladder's owner and reviewers (it leaves "
+                    "the reviewers' queue at the ladder's reviewsPerRun)."
+                ),
+                "reservedUntil": serializers.DateTimeField(
+                    allow_null=True,
+                    help_text="When the caller's reservation of the run ends (null: none).",
+                ),
             },
             many=True,
         ),
     )
     @action(detail=True, methods=["get"])
     def queue(self, request, pk=None):
-        entries = selectors.review_queue(self.get_object())
+        entries = review_queue.queue_for(self.get_object(), request.user)
         page = self.paginate_queryset(entries)
         return self.get_paginated_response(page)
+
+    @extend_schema(
+        request=None,
+        responses={
+            201: s.ReservationSerializer,
+            204: OpenApiResponse(description="Released (also when there was none)."),
+            409: OpenApiResponse(description="The run has no review free for the caller."),
+        },
+    )
+    def reservation(self, request, pk=None, run=None):
+        """POST keeps the run of the queue for the caller for the ladder's reservationMinutes
+        (ending their other reservation on the ladder); DELETE releases it."""
+        ladder = self.get_object()
+        if request.method == "DELETE":
+            review_queue.release(ladder, request.user, run)
+            return Response(status=status.HTTP_204_NO_CONTENT)
+        kept = review_queue.reserve(ladder, request.user, run)
+        return Response(s.ReservationSerializer(kept).data, status=status.HTTP_201_CREATED)
+
+    @extend_schema(
+        request=s.QueueReviewSerializer,
+        responses={
+            201: s.QueueReviewSerializer,
+            409: OpenApiResponse(description="The run has its number of reviews, or the rest "
+                                 "are kept for other reviewers; or the caller reviewed it."),
+        },
+    )  # fmt: skip
+    def queue_review(self, request, pk=None, run=None):
+        """A review taken from the queue: the review contract plus ``values`` answering the
+        ladder's rubric (400 naming ``values.<criterion>``)."""
+        ladder = self.get_object()
+        body = s.QueueReviewSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        saved = review_queue.review(ladder, request.user, run, body.validated_data)
+        return Response(s.QueueReviewSerializer(saved).data, status=status.HTTP_201_CREATED)

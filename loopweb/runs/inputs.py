@@ -40,11 +40,24 @@ class ReviewSerializer(f.ModelSerializer):
     reviewer = f.CharField(source="reviewer.username", read_only=True)
     createdAt = f.DateTimeField(source="created_at", read_only=True)
     writeup = f.CharField(max_length=20000, allow_blank=True, default="")
+    #: Answers to the rubric of the ladder whose queue took the review ({} without one).
+    values = serializers.DictField(read_only=True)
 
     class Meta:
         model = Review
-        fields = ["id", "run", "reviewer", "aestheticRating", "writeup", "verdict", "createdAt"]
+        fields = [
+            "id", "run", "reviewer", "aestheticRating", "writeup", "verdict", "values", "createdAt",
+        ]  # fmt: skip
         read_only_fields = ["id", "run"]
+
+    def validate(self, attrs):
+        initial = getattr(self, "initial_data", None)
+        if self.fields["values"].read_only and isinstance(initial, dict) and "values" in initial:
+            raise serializers.ValidationError(
+                {"values": ["Rubric values answer a ladder's rubric: post the review through "
+                            "the ladder's queue, POST /api/ladders/{id}/queue/{run}/reviews."]}
+            )  # fmt: skip
+        return attrs
 
 
 class ModelEntrySerializer(f.ModelSerializer):

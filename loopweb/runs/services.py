@@ -482,8 +482,15 @@ def _may_review(reviewer: User, run: Run) -> None:
 
 
 def review_run(
-    *, run: Run, reviewer: User, aesthetic_rating: int, writeup: str, verdict: str = ""
+    *,
+    run: Run,
+    reviewer: User,
+    aesthetic_rating: int,
+    writeup: str,
+    verdict: str = "",
+    values: dict[str, Any] | None = None,
 ) -> Review:
+    """``values``: answers to a ladder's rubric, checked by the caller against it."""
     with transaction.atomic():
         _may_review(reviewer, run)
         try:
@@ -495,6 +502,7 @@ def review_run(
                     aesthetic_rating=aesthetic_rating,
                     writeup=writeup,
                     verdict=verdict or "",
+                    values=values or {},
                 )
         except IntegrityError:
             raise Conflict(f"you have already reviewed run {run.pk}") from None
@@ -503,10 +511,17 @@ def review_run(
 
 
 def edit_review(
-    *, run: Run, reviewer: User, aesthetic_rating: int, writeup: str, verdict: str = ""
+    *,
+    run: Run,
+    reviewer: User,
+    aesthetic_rating: int,
+    writeup: str,
+    verdict: str = "",
+    values: dict[str, Any] | None = None,
 ) -> Review:
     """A reviewer corrects their own review. A changed verdict is recorded as a new referee
-    verdict (the latest one is read); the earlier one stays in the run's history."""
+    verdict (the latest one is read); the earlier one stays in the run's history. ``values``
+    (checked by the caller) replace the review's rubric answers; None keeps them."""
     with transaction.atomic():
         _may_review(reviewer, run)
         # Locked so two corrections of one review apply one after the other.
@@ -517,7 +532,9 @@ def edit_review(
         review.aesthetic_rating = aesthetic_rating
         review.writeup = writeup
         review.verdict = verdict or ""
-        review.save(update_fields=["aesthetic_rating", "writeup", "verdict"])
+        if values is not None:
+            review.values = values
+        review.save(update_fields=["aesthetic_rating", "writeup", "verdict", "values"])
         if new_verdict and review.verdict:
             hooks.run_reviewed.send(sender=Review, review=review)
     return review

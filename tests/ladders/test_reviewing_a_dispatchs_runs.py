@@ -163,6 +163,8 @@ def test_runs_outside_the_slots_are_not_queued(owner, owner_api, driver, run_tas
             "climber": combo.key,
             "validatorRating": "broken",
             "finishedAt": owner_api.get(f"/api/runs/{first.pk}/").json()["finishedAt"],
+            "reviews": 0,
+            "reservedUntil": None,
         }
     ]
 

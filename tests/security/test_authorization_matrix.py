@@ -50,6 +50,8 @@ MATRIX = {
     "api/ladders/<int:pk>/progress":                 {"on": "ladder", "GET": "1+4+4"},
     "api/ladders/<int:pk>/journal":                  {"on": "ladder", "POST": "1+434"},
     "api/ladders/<int:pk>/queue":                    {"on": "ladder", "GET": "1+4+4"},
+    "api/ladders/<int:pk>/queue/<int:run>/reservation": {"on": "ladder", "POST": "1+4+4", "DELETE": "1+4+4"},
+    "api/ladders/<int:pk>/queue/<int:run>/reviews":  {"on": "ladder", "POST": "1+4+4"},
     "api/ladders/<int:pk>/history":                  {"on": "ladder", "GET": "1+4+4"},
     "api/ladders/<int:pk>/history/<int:record_id>":  {"on": "record", "GET": "1+4+4"},
     "api/ladders/<int:pk>/compare":                  {"on": "ladder", "GET": "1+4+4"},
@@ -213,7 +215,9 @@ def ids_of(world, on: str | None) -> dict:
         "delivery_id": world.extra["delivery"].pk,
     }
     if on == "ladder":
-        ids.update(index=0, rung=world.ladder.rungs.order_by("position")[0].rung_id)
+        ids.update(
+            index=0, rung=world.ladder.rungs.order_by("position")[0].rung_id, run=world.run.pk
+        )
     return ids
 
 
@@ -237,6 +241,7 @@ def body_of(world, route: str, method: str):
             "finishedAt": finished,
         },
         ("api/runs/<int:pk>/reviews", "POST"): {"aestheticRating": 4, "writeup": "ok"},
+        ("api/ladders/<int:pk>/queue/<int:run>/reviews", "POST"): {"aestheticRating": 4},
         ("api/runs/<int:pk>/signals", "POST"): {
             "id": "matrix-1",
             "kind": "score",

@@ -240,6 +240,9 @@ class Review(models.Model):
     )
     writeup = models.TextField(blank=True)
     verdict = models.CharField(max_length=8, choices=ReviewVerdict.choices, blank=True)
+    # Answers to the rubric of the ladder whose queue the review was taken from: {criterion id:
+    # number | label | boolean} (empty without a rubric).
+    values = models.JSONField(default=dict, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
