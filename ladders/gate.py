@@ -12,7 +12,31 @@ from functools import lru_cache
 from itertools import islice
 from typing import Any, NamedTuple, Protocol
 
-from loopweb.runs.outcomes import BROKEN, MODEL_FAILURES, rating_at_least
+from loopweb.runs.outcomes import BROKEN, MODEL_FAILURES, SCUFFED, rating_at_least
+
+#: The gate's defaults, written once: a ladder's gate when none is given, and every part a given
+#: gate leaves out. The model's default, the API's serializer, the engine and the console read them.
+DEFAULT_FLOOR = SCUFFED
+DEFAULT_THRESHOLD: dict[str, int] = {"count": 1}  # never mutated: ``defaults()`` copies it
+DEFAULT_UNLOADED_COUNTS_AS_BROKEN = True
+DEFAULT_EARLY_STOP = False
+
+
+def defaults() -> dict[str, Any]:
+    """The gate a ladder has when none is given, as the API writes it."""
+    return completed({})
+
+
+def completed(data: dict[str, Any]) -> dict[str, Any]:
+    """A gate as the API writes it, with every part ``data`` leaves out at its default."""
+    return {
+        "floor": data.get("floor", DEFAULT_FLOOR),
+        "threshold": dict(data.get("threshold") or DEFAULT_THRESHOLD),
+        "unloadedCountsAsBroken": data.get(
+            "unloadedCountsAsBroken", DEFAULT_UNLOADED_COUNTS_AS_BROKEN
+        ),
+        "earlyStop": data.get("earlyStop", DEFAULT_EARLY_STOP),
+    }
 
 
 class Read(StrEnum):
@@ -28,21 +52,21 @@ class Verdict(StrEnum):
 
 @dataclass(frozen=True, slots=True)
 class Gate:
-    floor: str = "scuffed"
-    count: int | None = 1
+    floor: str = DEFAULT_FLOOR
+    count: int | None = DEFAULT_THRESHOLD["count"]
     fraction: float | None = None
-    unloaded_counts_as_broken: bool = True
-    early_stop: bool = False
+    unloaded_counts_as_broken: bool = DEFAULT_UNLOADED_COUNTS_AS_BROKEN
+    early_stop: bool = DEFAULT_EARLY_STOP
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> "Gate":
-        threshold = data.get("threshold") or {"count": 1}
+        full = completed(data)
         return cls(
-            floor=data.get("floor", "scuffed"),
-            count=threshold.get("count"),
-            fraction=threshold.get("fraction"),
-            unloaded_counts_as_broken=data.get("unloadedCountsAsBroken", True),
-            early_stop=data.get("earlyStop", False),
+            floor=full["floor"],
+            count=full["threshold"].get("count"),
+            fraction=full["threshold"].get("fraction"),
+            unloaded_counts_as_broken=full["unloadedCountsAsBroken"],
+            early_stop=full["earlyStop"],
         )
 
     def required(self, final: int) -> int:

@@ -5,7 +5,7 @@ refuse the same things with the same messages. Response shapes live in ``ladders
 from django.contrib.auth import get_user_model
 from rest_framework import serializers
 
-from ladders import rubric
+from ladders import gate, rubric
 from ladders.config import MAX_RUNGS
 from ladders.models import default_gate
 from loopweb.runs.api import fields as f
@@ -42,10 +42,10 @@ schema.patch(
 
 
 class GateSerializer(serializers.Serializer):
-    floor = f.ChoiceField(choices=Rating.values, default="scuffed")
-    threshold = ThresholdSerializer(default={"count": 1})
-    unloadedCountsAsBroken = f.BooleanField(default=True)
-    earlyStop = f.BooleanField(default=False)
+    floor = f.ChoiceField(choices=Rating.values, default=gate.DEFAULT_FLOOR)
+    threshold = ThresholdSerializer(default=gate.DEFAULT_THRESHOLD)
+    unloadedCountsAsBroken = f.BooleanField(default=gate.DEFAULT_UNLOADED_COUNTS_AS_BROKEN)
+    earlyStop = f.BooleanField(default=gate.DEFAULT_EARLY_STOP)
 
 
 class RungSerializer(serializers.Serializer):

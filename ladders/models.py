@@ -5,6 +5,7 @@ from django.db import models
 
 from ladders import origins, statuses
 from ladders.fields import JSONText
+from ladders.gate import defaults as gate_defaults
 from loopweb.runs.capture import Captured
 
 
@@ -22,12 +23,7 @@ class OuterAxis(models.TextChoices):
 
 
 def default_gate() -> dict:
-    return {
-        "floor": "scuffed",
-        "threshold": {"count": 1},
-        "unloadedCountsAsBroken": True,
-        "earlyStop": False,
-    }
+    return gate_defaults()
 
 
 class Ladder(models.Model):

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 
 from django.core.exceptions import ValidationError
 
+from ladders import gate as gate_defaults
 from ladders.config import MAX_RUNGS
 from ladders.inputs import LadderConfigSerializer
 from loopweb.runs.errors import django_detail, flatten
@@ -58,12 +59,12 @@ class EditorState:
     rungs: list[dict] = field(default_factory=list)
     groups: list = field(default_factory=list)
     combinations: list = field(default_factory=list)
-    floor: str = "scuffed"
+    floor: str = gate_defaults.DEFAULT_FLOOR
     threshold_kind: str = "count"
-    threshold_count: str = "1"
+    threshold_count: str = str(gate_defaults.DEFAULT_THRESHOLD["count"])
     threshold_fraction: str = ""
-    unloaded: bool = True
-    early_stop: bool = False
+    unloaded: bool = gate_defaults.DEFAULT_UNLOADED_COUNTS_AS_BROKEN
+    early_stop: bool = gate_defaults.DEFAULT_EARLY_STOP
     runs_per_cell: str = "1"
     limit: str = ""
     retry_count: str = "1"
@@ -78,8 +79,8 @@ class EditorState:
     @classmethod
     def from_config(cls, config: dict) -> "EditorState":
         """From ``ladder_config_json``: the saved ladder as the API reads it."""
-        gate = config["gate"]
-        threshold = gate.get("threshold") or {"count": 1}
+        gate = gate_defaults.completed(config["gate"])
+        threshold = gate["threshold"]
         return cls(
             name=config["name"],
             rungs=[
@@ -95,12 +96,12 @@ class EditorState:
             ],
             groups=list(config["groups"]),
             combinations=list(config["combinations"]),
-            floor=gate.get("floor", "scuffed"),
+            floor=gate["floor"],
             threshold_kind="fraction" if "fraction" in threshold else "count",
             threshold_count=str(threshold.get("count", "")),
             threshold_fraction=str(threshold.get("fraction", "")),
-            unloaded=gate.get("unloadedCountsAsBroken", True),
-            early_stop=gate.get("earlyStop", False),
+            unloaded=gate["unloadedCountsAsBroken"],
+            early_stop=gate["earlyStop"],
             runs_per_cell=str(config["runsPerCell"]),
             limit="" if config["runsInFlightLimit"] is None else str(config["runsInFlightLimit"]),
             retry_count=str(config["retryCount"]),
@@ -124,7 +125,7 @@ class EditorState:
             rungs=rungs,
             groups=_ids(post.getlist("groups")),
             combinations=_ids(post.getlist("combinations")),
-            floor=post.get("gate-floor", "scuffed"),
+            floor=post.get("gate-floor", gate_defaults.DEFAULT_FLOOR),
             threshold_kind="fraction" if post.get("threshold-kind") == "fraction" else "count",
             threshold_count=post.get("threshold-count", "").strip(),
             threshold_fraction=post.get("threshold-fraction", "").strip(),

@@ -9,6 +9,7 @@ import hashlib
 import json
 from dataclasses import dataclass
 
+from ladders.gate import completed as completed_gate
 from ladders.statuses import (
     BLOCKED,
     COMPLETED,
@@ -110,8 +111,9 @@ def pin_text(rung: dict) -> str:
 
 
 def gate_text(gate: dict) -> str:
-    threshold = gate.get("threshold") or {"count": 1}
-    floor = gate.get("floor", "scuffed")
+    gate = completed_gate(gate)
+    threshold = gate["threshold"]
+    floor = gate["floor"]
     if threshold.get("fraction") is not None:
         share = f"{threshold['fraction'] * 100:g} %"
         text = f"at least {share} of a rung's runs rated {floor} or better"
@@ -122,12 +124,13 @@ def gate_text(gate: dict) -> str:
 
 
 def gate_details(gate: dict) -> list[str]:
+    gate = completed_gate(gate)
     return [
         "a build that never loaded counts as broken"
-        if gate.get("unloadedCountsAsBroken", True)
+        if gate["unloadedCountsAsBroken"]
         else "a build that never loaded is read at its rating",
         "early stop on: a rung is decided as soon as its outcome is certain"
-        if gate.get("earlyStop")
+        if gate["earlyStop"]
         else "early stop off: every run a rung started completes",
     ]
 
