@@ -20,12 +20,13 @@ import http.client
 import json
 import logging
 import threading
-import time
 import urllib.error
 import urllib.request
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
+
+from loopweb.driver.outage import Outage
 
 log = logging.getLogger("loopweb.driver")
 
@@ -158,12 +159,12 @@ class Driver:
             try:
                 with urllib.request.urlopen(request, timeout=self.timeout) as response:  # noqa: S310
                     raw = response.read()
-                    self._outage.over()
+                    self._outage.back()
                     return json.loads(raw) if raw else None
             except urllib.error.HTTPError as exc:
                 payload = _read_json(exc)
                 if exc.code < 500 and exc.code != 429:
-                    self._outage.over()
+                    self._outage.back()
                     raise DriverError(
                         f"{method} {path}: {exc.code} {payload}", exc.code, payload
                     ) from exc
@@ -183,7 +184,7 @@ class Driver:
             if attempt == self.retries or self.stop.is_set():
                 raise error
             pause = min(wait if wait is not None else delay, self.max_backoff * 2)
-            self._outage.began(reason, pause)
+            self._outage.lost(reason)
             if self.stop.wait(pause):
                 raise error
             delay = min(delay * 2, self.max_backoff)
@@ -333,54 +334,19 @@ class Driver:
         return done
 
 
-class _Outage:
-    """Whether a server is known to be unreachable, shared by every Driver of a process that
-    speaks to it, so a fleet reports a lost server in one line (and its return in another)."""
-
-    def __init__(self, url: str):
-        self.url = url
-        self.lock = threading.Lock()
-        self.since: float | None = None
-
-    def began(self, reason: str, pause: float) -> None:
-        with self.lock:
-            first = self.since is None
-            if first:
-                self.since = time.monotonic()
-        if first:
-            log.warning(
-                "server %s unreachable (%s); retrying with backoff",
-                self.url,
-                reason,
-                extra={"event": "server.lost"},
-            )
-        else:
-            log.debug(
-                "server %s still unreachable (%s); next try in %.1f s", self.url, reason, pause
-            )
-
-    def over(self) -> None:
-        if self.since is None:
-            return
-        with self.lock:
-            since, self.since = self.since, None
-        if since is not None:
-            away = time.monotonic() - since
-            log.warning(
-                "server %s reachable again after %.1f s",
-                self.url,
-                away,
-                extra={"event": "server.back", "seconds": round(away, 1)},
-            )
-
-
-_outages: dict[str, _Outage] = {}
+#: One outage per server URL in a process, so a fleet reports a lost server in one line (and its
+#: return in another).
+_outages: dict[str, Outage] = {}
 _outages_lock = threading.Lock()
 
 
-def _outage_of(url: str) -> _Outage:
+def _outage_of(url: str) -> Outage:
     with _outages_lock:
-        return _outages.setdefault(url, _Outage(url))
+        if url not in _outages:
+            _outages[url] = Outage(
+                f"server {url}", event="server", meanwhile="retrying with backoff", log=log
+            )
+        return _outages[url]
 
 
 def _retry_after(value: str | None) -> float | None:

@@ -10,7 +10,13 @@ import time
 
 from django.db import DatabaseError, connection
 
+from loopweb.driver.outage import Outage
+
 log = logging.getLogger("loopweb.ops")
+
+#: The database as this process's waiting threads see it: one line when the first finds it lost,
+#: one when the first finds it back, whatever the number of threads waiting.
+outage = Outage("database", event="database", meanwhile="retrying with backoff", log=log)
 
 
 def summary(exc: BaseException) -> str:
@@ -46,16 +52,12 @@ def wait_until_reachable(
     first_delay: float = 0.5,
     max_delay: float = 15.0,
 ) -> float | None:
-    """Log the loss once, then try again with exponential backoff (and jitter) until the
-    database answers; log its return once. Returns the seconds it was away, or None if ``stop``
-    was set first."""
+    """Log the loss (once for the process), then try again with exponential backoff (and
+    jitter) until the database answers; log its return (once). Returns the seconds it was away,
+    or None if ``stop`` was set first."""
     _drop_connection()
     started = time.monotonic()
-    log.warning(
-        "database unreachable (%s); retrying with backoff",
-        summary(error),
-        extra={"event": "database.lost"},
-    )
+    outage.lost(summary(error))
     delay = first_delay
     while True:
         pause = delay * random.uniform(0.8, 1.2)  # noqa: S311 - jitter, not a secret
@@ -65,11 +67,6 @@ def wait_until_reachable(
         else:
             time.sleep(pause)
         if reachable():
-            away = time.monotonic() - started
-            log.warning(
-                "database reachable again after %.1f s",
-                away,
-                extra={"event": "database.back", "seconds": round(away, 1)},
-            )
-            return away
+            outage.back()
+            return time.monotonic() - started
         delay = min(delay * 2, max_delay)

@@ -1,7 +1,6 @@
 """Answers while the database is away, and the request metrics."""
 
 import logging
-import threading
 import time
 
 from django.conf import settings
@@ -9,6 +8,7 @@ from django.core.signals import got_request_exception
 from django.http import HttpResponse, JsonResponse
 
 from loopweb import telemetry
+from loopweb.driver.outage import Outage
 from loopweb.faults import database_lost
 from loopweb.ops.database import summary
 
@@ -17,40 +17,9 @@ log = logging.getLogger("loopweb.ops")
 _FLAG = "_loopweb_database_lost"
 
 
-class _Outage:
-    """One log line when this process first answers 503 for a lost database, one when a
-    request next goes through: not a line per request."""
-
-    def __init__(self):
-        self.lock = threading.Lock()
-        self.since: float | None = None
-
-    def lost(self, exc: BaseException) -> None:
-        with self.lock:
-            if self.since is not None:
-                return
-            self.since = time.monotonic()
-        log.warning(
-            "database unreachable (%s); answering 503 until it is back",
-            summary(exc),
-            extra={"event": "database.lost"},
-        )
-
-    def fine(self) -> None:
-        if self.since is None:
-            return
-        with self.lock:
-            since, self.since = self.since, None
-        if since is not None:
-            away = time.monotonic() - since
-            log.warning(
-                "database reachable again after %.1f s",
-                away,
-                extra={"event": "database.back", "seconds": round(away, 1)},
-            )
-
-
-outage = _Outage()
+#: One line when this process first answers 503 for a lost database, one when a request next
+#: goes through: not a line per request.
+outage = Outage("database", event="database", meanwhile="answering 503 until it is back", log=log)
 
 
 def unavailable(request) -> HttpResponse:
@@ -97,10 +66,10 @@ class DatabaseUnavailableMiddleware:
         if lost is not None:
             if response.status_code >= 500:
                 response = unavailable(request)
-            outage.lost(lost)
+            outage.lost(summary(lost))
             telemetry.DATABASE_UNAVAILABLE.inc()
         elif response.status_code < 500:
-            outage.fine()
+            outage.back()
         return response
 
     def process_exception(self, request, exception):
