@@ -28,29 +28,10 @@ keepalive = 5
 # Requests are small; a body is capped by LOOPWEB_MAX_BODY_BYTES in Django.
 limit_request_line = 8190
 
-access = os.environ.get("LOG_ACCESS", "0") == "1"
-accesslog = "-" if access else None
+accesslog = "-" if logs.access_logged() else None
 errorlog = "-"
 loglevel = "warning"
-logconfig_dict = {
-    "version": 1,
-    "disable_existing_loggers": False,
-    "formatters": {
-        "text": {"()": "loopweb.logs.TextFormatter"},
-        "json": {"()": "loopweb.logs.JsonFormatter"},
-    },
-    "handlers": {
-        "console": {"class": "logging.StreamHandler", "formatter": logs.formatter_name()},
-    },
-    "loggers": {
-        "gunicorn.error": {"handlers": ["console"], "level": "WARNING", "propagate": False},
-        "gunicorn.access": {
-            "handlers": ["console"],
-            "level": "INFO" if access else "WARNING",
-            "propagate": False,
-        },
-    },
-}
+logconfig_dict = logs.config()  # the same configuration as Django's LOGGING
 
 
 def post_worker_init(worker):

@@ -90,11 +90,58 @@ def make_formatter() -> logging.Formatter:
     return JsonFormatter() if formatter_name() == "json" else TextFormatter()
 
 
+def access_logged() -> bool:
+    """Whether the web server writes one access line per request (``LOG_ACCESS=1``; off by
+    default: drivers make many)."""
+    return os.environ.get("LOG_ACCESS", "0") == "1"
+
+
+def config(level: str | None = None) -> dict:
+    """The one logging configuration (``logging.config.dictConfig``'s shape): Django's
+    ``LOGGING``, gunicorn's ``logconfig_dict`` and the standalone driver all use it.
+
+    One line per meaningful event (dispatch started, stopped or finished, a climber blocked, a
+    lease expired, a pass or task failed, the database lost and back), as text or JSON lines
+    (``LOG_FORMAT=json``). Loopweb's own loggers log at ``LOG_LEVEL`` (INFO); requests, the task
+    queue's per-task lines, the pool's reconnection attempts and access lines stay quiet unless
+    asked for (``LOG_LEVEL_REQUESTS``, ``LOG_LEVEL_TASKS``, ``LOG_ACCESS=1``)."""
+    own = (level or os.environ.get("LOG_LEVEL", "INFO")).upper()
+    tasks = os.environ.get("LOG_LEVEL_TASKS")
+    return {
+        "version": 1,
+        "disable_existing_loggers": False,
+        "formatters": {
+            "text": {"()": "loopweb.logs.TextFormatter"},
+            "json": {"()": "loopweb.logs.JsonFormatter"},
+        },
+        "handlers": {
+            "console": {"class": "logging.StreamHandler", "formatter": formatter_name()},
+        },
+        "root": {"handlers": ["console"], "level": "WARNING"},
+        "loggers": {
+            **{name: {"level": own} for name in ("loopweb", "ladders", "evalsets", "signals_app")},
+            # Every 4xx would be a line; server errors still are.
+            "django.request": {"level": "ERROR"},
+            "django.server": {"level": os.environ.get("LOG_LEVEL_REQUESTS", "INFO")},
+            # A line per task state; loopweb.ops logs the failures itself, on one line.
+            "django.tasks": {"level": tasks or "CRITICAL"},
+            "django_tasks_db": {"level": tasks or "ERROR"},
+            "gunicorn.error": {"handlers": ["console"], "level": "WARNING", "propagate": False},
+            "gunicorn.access": {
+                "handlers": ["console"],
+                "level": "INFO" if access_logged() else "WARNING",
+                "propagate": False,
+            },
+            # A line per failed reconnection attempt; loopweb.ops reports the outage once.
+            "psycopg.pool": {"level": "ERROR"},
+        },
+    }
+
+
 def configure_standalone(level: str | int = "INFO") -> None:
-    """Logging for a process without Django settings (the standalone driver)."""
-    handler = logging.StreamHandler()
-    handler.setFormatter(make_formatter())
-    root = logging.getLogger()
-    root.handlers[:] = [handler]
-    root.setLevel(logging.WARNING)
-    logging.getLogger("loopweb").setLevel(os.environ.get("LOG_LEVEL", level))
+    """Logging for a process without Django settings (the standalone driver): the same
+    configuration, Loopweb's own loggers at ``level`` unless ``LOG_LEVEL`` says otherwise."""
+    import logging.config
+
+    default = level if isinstance(level, str) else logging.getLevelName(level)
+    logging.config.dictConfig(config(os.environ.get("LOG_LEVEL", default)))

@@ -361,33 +361,6 @@ if not DEBUG and env_flag("LOOPWEB_HTTPS", default=True):
     SECURE_HSTS_PRELOAD = True
     SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
 
-# One line per meaningful event (dispatch started, stopped or finished, a climber blocked, a
-# lease expired, a pass or task failed, the database lost and back), as text or JSON lines
-# (LOG_FORMAT=json). Requests and the task queue's per-task lines stay quiet at the default level.
+# One logging configuration for Django, gunicorn and the standalone driver (``loopweb.logs``).
 LOG_LEVEL = os.environ.get("LOG_LEVEL", "INFO").upper()
-LOGGING = {
-    "version": 1,
-    "disable_existing_loggers": False,
-    "formatters": {
-        "text": {"()": "loopweb.logs.TextFormatter"},
-        "json": {"()": "loopweb.logs.JsonFormatter"},
-    },
-    "handlers": {
-        "console": {"class": "logging.StreamHandler", "formatter": logs.formatter_name()},
-    },
-    "root": {"handlers": ["console"], "level": "WARNING"},
-    "loggers": {
-        **{
-            name: {"level": LOG_LEVEL} for name in ("loopweb", "ladders", "evalsets", "signals_app")
-        },
-        # Every 4xx would be a line; server errors still are.
-        "django.request": {"level": "ERROR"},
-        "django.server": {"level": os.environ.get("LOG_LEVEL_REQUESTS", "INFO")},
-        # A line per task state; loopweb.ops logs the failures itself, on one line.
-        "django.tasks": {"level": os.environ.get("LOG_LEVEL_TASKS", "CRITICAL")},
-        "django_tasks_db": {"level": os.environ.get("LOG_LEVEL_TASKS", "ERROR")},
-        "gunicorn.error": {"level": "WARNING"},
-        # A line per failed reconnection attempt; loopweb.ops reports the outage once.
-        "psycopg.pool": {"level": "ERROR"},
-    },
-}
+LOGGING = logs.config(LOG_LEVEL)
