@@ -110,6 +110,7 @@ INSTALLED_APPS = [
     "loopweb.webhooks",
     "loopweb.history",
     "loopweb.ops",
+    "loopweb.reviewing",
 ]
 
 MIDDLEWARE = [

@@ -17,6 +17,7 @@ urlpatterns = [
     path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="api-docs"),
     path("api/", include("loopweb.history.urls")),
+    path("api/", include("loopweb.reviewing.urls")),
     path("api/", include("ladders.api.urls")),
     path("api/", include("signals_app.api.urls")),
     path("api/", include("evalsets.api.urls")),

@@ -40,9 +40,13 @@ RECEIVERS = {
             "evalsets.receivers.run_pushed",
             "ladders.receivers.on_run_pushed",
             "loopweb.ops.events.on_run_pushed",
+            "loopweb.reviewing.receivers.on_run_pushed",
         ],
     ),
-    "run_reviewed": (Review, ["signals_app.receivers.on_run_reviewed"]),
+    "run_reviewed": (
+        Review,
+        ["signals_app.receivers.on_run_reviewed", "loopweb.reviewing.receivers.on_run_reviewed"],
+    ),
 }
 
 

@@ -8,6 +8,7 @@ CLIMBER_BLOCKED = "climber.blocked"
 PROPOSAL_REGRESSED = "proposal.regressed"
 PROPOSAL_HELD_COSTLIER = "proposal.held_costlier"
 PROPOSAL_INCONCLUSIVE = "proposal.inconclusive"
+REVIEW_BACKLOG = "review.backlog"
 PING = "webhook.ping"
 
 #: What a subscription may list, in the order the console shows them. ``webhook.ping`` is not
@@ -27,4 +28,5 @@ EVENTS = {
         "A proposal measured worse than its baseline, but by no more than chance explains (its"
         " significance policy): no revert draft, no flag"
     ),
+    REVIEW_BACKLOG: "A ladder's runs waiting for review reached the threshold its owner set",
 }

@@ -55,6 +55,14 @@ MATRIX = {
     "api/ladders/<int:pk>/history":                  {"on": "ladder", "GET": "1+4+4"},
     "api/ladders/<int:pk>/history/<int:record_id>":  {"on": "record", "GET": "1+4+4"},
     "api/ladders/<int:pk>/compare":                  {"on": "ladder", "GET": "1+4+4"},
+    # Reviewing: the owner and the ladder's reviewers judge pairs and read agreement; only the
+    # owner sets the backlog threshold.
+    "api/ladders/<int:pk>/pairwise":                 {"on": "ladder", "GET": "1+4+4", "POST": "1+4+4"},
+    "api/ladders/<int:pk>/pairwise/next":            {"on": "ladder", "GET": "1+4+4"},
+    "api/ladders/<int:pk>/pairwise/results":         {"on": "ladder", "GET": "1+4+4"},
+    "api/ladders/<int:pk>/agreement":                {"on": "ladder", "GET": "1+4+4"},
+    "api/ladders/<int:pk>/disagreements":            {"on": "ladder", "GET": "1+4+4"},
+    "api/ladders/<int:pk>/review-settings":          {"on": "ladder", "GET": "1+4+4", "PUT": "1+434"},
     # Runs: readable by their owner, the ladder's reviewer and drivers; written by the owner
     # and drivers; reviewed by owners and reviewers.
     "api/^runs/$":                                   {"on": "leased_job", "GET": "1++++", "POST": "1+43+"},
