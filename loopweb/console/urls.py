@@ -26,6 +26,7 @@ urlpatterns = [
     path("ladders/<int:pk>/slots/<int:index>/<str:rung>/", runs.slot, name="slot"),
     path("runs/<int:pk>/", runs.run_page, name="run-page"),
     path("runs/<int:pk>/review", runs.run_review, name="run-review"),
+    path("runs/<int:pk>/overrides", runs.run_overrides, name="run-overrides"),
     path("combinations/", manage.combinations, name="combinations"),
     path("combinations/models/", manage.model_add, name="model-add"),
     path("combinations/models/<int:pk>/", manage.model_launchable, name="model-launchable"),

@@ -27,6 +27,7 @@ from loopweb.runs.models import (
     CancelCause,
     CaseKind,
     CaseVersion,
+    ChecklistOverride,
     Combination,
     Job,
     JobStatus,
@@ -35,7 +36,7 @@ from loopweb.runs.models import (
     Run,
 )
 from loopweb.runs.resolve import CatalogView, Unresolvable, combination_cell, launch_problem
-from loopweb.runs.validators import build_loaded, rate
+from loopweb.runs.validators import build_loaded, fold, rate
 
 STATUS_ORDER: dict[str, int] = {
     JobStatus.PENDING: 0,
@@ -336,18 +337,43 @@ def expire_leases(*, now: datetime | None = None) -> int:
     return ended
 
 
-def _rating_for(pin: CasePin, outcome: str, record: Mapping[str, Any]) -> str | None:
-    if outcome != Outcome.COMPLETED:
-        return None
+class VersionChecklist(NamedTuple):
+    """What the validators read of a run's case version: whether they rate its runs (SPEC §4)
+    and its checklist."""
+
+    rated: bool
+    checklist: list[dict[str, Any]]
+
+
+def version_checklist(pin: CasePin) -> VersionChecklist | None:
+    """The case version's checklist, or None when the backend does not hold the version."""
     found = CaseVersion.objects.filter(case__slug=pin.case, version=pin.version).values_list(
         "case__kind", "legacy", "checklist"
     )[:1]  # (case, version) is unique
     if not found:
         return None
     [(kind, legacy, checklist)] = found
-    if kind != CaseKind.FUNCTIONAL or legacy:
-        return None
-    return rate(record, checklist)
+    return VersionChecklist(kind == CaseKind.FUNCTIONAL and not legacy, checklist)
+
+
+def ratings(
+    version: VersionChecklist | None,
+    outcome: str,
+    record: Mapping[str, Any],
+    overrides: Mapping[str, bool],
+) -> tuple[str | None, str | None]:
+    """A run's validator rating, and its stored rating: the same rule over the record with the
+    reviewers' overrides (item id -> passed) folded in. Both None when the validators do not rate
+    the run."""
+    if outcome != Outcome.COMPLETED or version is None or not version.rated:
+        return None, None
+    return rate(record, version.checklist), rate(fold(record, overrides), version.checklist)
+
+
+def standing_overrides(run_id: int) -> dict[str, bool]:
+    """The override that stands for each item of the run: the latest, whoever made it."""
+    rows = ChecklistOverride.objects.filter(run_id=run_id).order_by("id")
+    return dict(rows.values_list("item", "passed"))
 
 
 def push_run(
@@ -464,7 +490,11 @@ def _fill(run: Run, report: Report) -> None:
     run.merge_artifact = merge_artifact or ""
     run.build_loaded = build_loaded(record)
     pin = CasePin(run.case, run.version, run.variant, run.engine)
-    run.validator_rating = _rating_for(pin, outcome, record)
+    # A re-push keeps the overrides the run has (its caller holds the run's lock).
+    overrides = standing_overrides(run.pk) if run.pk is not None else {}
+    run.validator_rating, run.stored_rating = ratings(
+        version_checklist(pin), outcome, record, overrides
+    )
 
 
 def _rewrite(run: Run, report: Report) -> Run:

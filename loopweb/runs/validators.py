@@ -8,7 +8,7 @@ from typing import Any
 
 from loopweb.runs.outcomes import rating_at_least
 
-__all__ = ["build_loaded", "rate", "rating_at_least"]
+__all__ = ["build_loaded", "fold", "rate", "rating_at_least"]
 
 
 def build_loaded(record: Mapping[str, Any]) -> bool | None:
@@ -45,3 +45,15 @@ def rate(record: Mapping[str, Any], checklist: Sequence[Mapping[str, Any]]) -> s
     if passed:
         return "scuffed"
     return "broken"
+
+
+def fold(record: Mapping[str, Any], overrides: Mapping[str, bool]) -> dict[str, Any]:
+    """The run record as the overrides correct it: each overridden item (id -> passed) takes
+    the reviewer's word in place of the record's. A new record; ``record`` is left alone.
+
+    Only checklist results change: the toolchain gate still comes first in ``rate``.
+    """
+    results = record.get("checklist") if isinstance(record, Mapping) else None
+    checklist = dict(results) if isinstance(results, Mapping) else {}
+    checklist.update(overrides)
+    return {**record, "checklist": checklist}

@@ -68,6 +68,7 @@ MATRIX = {
     "api/^runs/$":                                   {"on": "leased_job", "GET": "1++++", "POST": "1+43+"},
     "api/^runs/(?P<pk>[^/.]+)/$":                    {"on": "run", "GET": "1+4++", "PUT": "1+43+"},
     "api/runs/<int:pk>/reviews":                     {"on": "run", "POST": "1+4+3"},
+    "api/runs/<int:pk>/overrides":                   {"on": "run", "GET": "1+4++", "POST": "1+4+3"},
     "api/runs/<int:pk>/signals":                     {"on": "run", "GET": "1+4++", "POST": "1+43+"},
     "api/runs/<int:pk>/outcome":                     {"on": "run", "GET": "1+4++"},
     "api/signals/events":                            {"POST": "1++3+"},
@@ -133,6 +134,7 @@ MATRIX = {
     "ladders/<int:pk>/standing":                     {"on": "ladder", "GET": "L+4+4"},
     "runs/<int:pk>/":                                {"on": "run", "GET": "L+4++"},
     "runs/<int:pk>/review":                          {"on": "run", "POST": "L+4+3"},
+    "runs/<int:pk>/overrides":                       {"on": "run", "POST": "L+4+3"},
     "combinations/":                                 {"GET": "L++++", "POST": "L++33"},
     # The model catalog in the console: owners add; an entry's creator (or staff) changes it.
     "combinations/models/":                          {"POST": "L++33"},
@@ -249,6 +251,8 @@ def body_of(world, route: str, method: str):
             "finishedAt": finished,
         },
         ("api/runs/<int:pk>/reviews", "POST"): {"aestheticRating": 4, "writeup": "ok"},
+        ("api/runs/<int:pk>/overrides", "POST"): {"item": "starts", "passed": True},
+        ("runs/<int:pk>/overrides", "POST"): {"item": "starts", "passed": "pass", "note": "ok"},
         ("api/ladders/<int:pk>/queue/<int:run>/reviews", "POST"): {"aestheticRating": 4},
         ("api/runs/<int:pk>/signals", "POST"): {
             "id": "matrix-1",

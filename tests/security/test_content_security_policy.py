@@ -188,6 +188,7 @@ CONSOLE = {
     "ladders/<int:pk>/standing":                          FRAGMENT,
     "runs/<int:pk>/":                                     PAGE,
     "runs/<int:pk>/review":                               POST_ONLY,
+    "runs/<int:pk>/overrides":                            POST_ONLY,  # its fragment: tests/console
     "combinations/":                                      PAGE,
     "combinations/models/":                               POST_ONLY,
     "combinations/models/<int:pk>/":                      POST_ONLY,

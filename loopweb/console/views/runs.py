@@ -11,7 +11,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_POST, require_safe
 
 from ladders.selectors import ladders_for
-from loopweb.console import queries
+from loopweb.console import overrides, queries
 from loopweb.console.access import can_review, signed_in, viewable_ladder
 from loopweb.console.forms import ReviewInput
 from loopweb.console.runs import attempt_chain, run_cards, slot_detail
@@ -74,28 +74,67 @@ def _breadcrumb(request) -> dict | None:
     return crumb
 
 
-@signed_in
-@require_safe
-def run_page(request, pk: int):
-    run = visible_run_or_404(request.user, pk)
-    [card] = run_cards([(run, "run")], queries.checklist_of(run))
+def _run_page(request, run, *, errors=None, values=None, status=200):
+    checklist = queries.checklist_of(run)
+    [card] = run_cards([(run, "run")], checklist)
     mine = next((r for r in card.reviews if r.reviewer_id == request.user.pk), None)
+    may_review = reviewable_runs(request.user).filter(pk=run.pk).exists()
     return render(
         request,
         "console/run.html",
         {
+            "o": overrides.panel(run, checklist, may_override=may_review),
+            "override_errors": errors or {},
+            "override_values": values or {},
             "run": run,
             "card": card,
             "signals": list(run_signals(run)),
             "chain": attempt_chain(run),
             "crumb": _breadcrumb(request),
-            "may_review": mine is None and reviewable_runs(request.user).filter(pk=run.pk).exists(),
+            "may_review": mine is None and may_review,
             "mine": mine,
             "review": ReviewInput(),
             "errors": {},
             "back": request.GET.urlencode(),
         },
+        status=status,
     )
+
+
+@signed_in
+@require_safe
+def run_page(request, pk: int):
+    return _run_page(request, visible_run_or_404(request.user, pk))
+
+
+@signed_in
+@require_POST
+def run_overrides(request, pk: int):
+    """A checklist override from the run page: the overrides section again for HTMX, else the
+    run page (400 with the form's errors when it was refused)."""
+    if not can_review(request.user):
+        raise PermissionDenied("Only owners and reviewers override checklist items.")
+    run = get_object_or_404(reviewable_runs(request.user), pk=pk)
+    data, errors = overrides.parse(request.POST)
+    if data is not None:
+        errors = overrides.save(run, request.user, data)
+    back = request.POST.get("back", "")
+    if request.htmx:
+        values = request.POST if errors else {}
+        saved = "" if errors else f"{data['item']} {'passed' if data['passed'] else 'failed'}"
+        context = {
+            "o": overrides.panel(run, queries.checklist_of(run), may_override=True),
+            "errors": errors,
+            "values": values,
+            "back": back,
+            "saved": saved,
+        }
+        return render(request, "console/_overrides.html", context)
+    if errors:
+        return _run_page(request, run, errors=errors, values=request.POST, status=400)
+    messages.success(request, f"Override saved: {data['item']}.")
+    target = reverse("console:run-page", args=[run.pk]) + (f"?{back}" if back else "")
+    return redirect(target)
 
 
 @signed_in

@@ -1,7 +1,9 @@
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from loopweb.runs.api import fields as f
 from loopweb.runs.api import schema
+from loopweb.runs.api.overrides import OverrideSerializer
 from loopweb.runs.api.schema import NO_NUL, STORABLE, STORABLE_OBJECT
 from loopweb.runs.cells import (
     CasePin,
@@ -18,6 +20,7 @@ from loopweb.runs.models import (
 )
 from loopweb.runs.models.catalog import PIN_PART
 from loopweb.runs.numbers import METRIC_COUNTS, METRIC_MAX, RUNTIME_MAX, metric_problems
+from loopweb.runs.overrides import standing
 
 RECORD = {
     **STORABLE_OBJECT,
@@ -315,6 +318,13 @@ class RunSerializer(serializers.Serializer):
     record = serializers.JSONField()
     buildLoaded = f.BooleanField(source="build_loaded", allow_null=True)
     validatorRating = f.CharField(source="validator_rating", allow_null=True)
+    storedRating = f.CharField(
+        source="stored_rating",
+        allow_null=True,
+        help_text="The validator rating with the reviewers' checklist overrides folded in (the "
+        "latest override of each item stands); the gate reads the validator rating alone.",
+    )
+    overrides = serializers.SerializerMethodField()
     counted = f.BooleanField()
     published = f.BooleanField()
     finishedAt = f.DateTimeField(source="finished_at")
@@ -322,6 +332,15 @@ class RunSerializer(serializers.Serializer):
     mergeArtifact = f.CharField(source="merge_artifact")
     acceptance_rule = serializers.JSONField(allow_null=True)
     reviewed = serializers.SerializerMethodField()
+
+    @extend_schema_field(OverrideSerializer(many=True))
+    def get_overrides(self, run):
+        """The override that stands for each overridden item: who said what of it
+        (``GET /api/runs/{id}/overrides`` lists them all)."""
+        rows = getattr(run, "override_rows", None)
+        if rows is None:
+            rows = run.overrides.select_related("reviewer")
+        return OverrideSerializer(standing(rows), many=True).data
 
     def get_reviewed(self, run) -> bool:
         count = getattr(run, "review_count", None)

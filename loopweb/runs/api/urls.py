@@ -1,7 +1,7 @@
 from django.urls import path
 from rest_framework.routers import SimpleRouter
 
-from loopweb.runs.api import budgets, views
+from loopweb.runs.api import budgets, overrides, views
 
 router = SimpleRouter(trailing_slash=True)
 router.register("cases", views.CaseViewSet, basename="case")
@@ -21,6 +21,11 @@ urlpatterns = [
     path("driver/jobs/<int:job_id>/release", budgets.driver_release, name="driver-release"),
     path(
         "runs/<int:pk>/reviews", views.RunViewSet.as_view({"post": "reviews"}), name="run-reviews"
+    ),
+    path(
+        "runs/<int:pk>/overrides",
+        overrides.RunOverridesView.as_view(),
+        name="run-overrides",
     ),
     path("jobs/<int:pk>/cancel", views.JobViewSet.as_view({"post": "cancel"}), name="job-cancel"),
     *router.urls,

@@ -1,5 +1,5 @@
 from django.contrib.auth import authenticate
-from django.db.models import Count
+from django.db.models import Count, Prefetch
 from drf_spectacular.utils import (
     OpenApiResponse,
     extend_schema,
@@ -30,6 +30,7 @@ from loopweb.runs.inputs import CombinationSerializer, GroupSerializer, ReviewSe
 from loopweb.runs.models import (
     ApiToken,
     Case,
+    ChecklistOverride,
     Combination,
     CoverageGroup,
     GGConfiguration,
@@ -292,6 +293,13 @@ class RunViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.Gene
         return (
             visible_runs(self.request.user)
             .annotate(review_count=Count("reviews"))
+            .prefetch_related(
+                Prefetch(
+                    "overrides",
+                    ChecklistOverride.objects.select_related("reviewer"),
+                    to_attr="override_rows",
+                )
+            )
             .order_by("-finished_at", "-id")
         )
 
@@ -331,7 +339,8 @@ class RunViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.Gene
             payload=body.payload(),
         )
         if created:
-            run.review_count = 0  # stored a moment ago: no one has reviewed it yet
+            # Stored a moment ago: no one has reviewed or overridden it yet.
+            run.review_count, run.override_rows = 0, []
         return Response(
             s.RunSerializer(run).data,
             status=status.HTTP_201_CREATED if created else status.HTTP_200_OK,

@@ -14,6 +14,7 @@ from .catalog import (
     ModelEntry,
 )
 from .changes import Change, ChangeHorizon
+from .overrides import ChecklistOverride
 from .work import (
     IN_FLIGHT,
     NOT_STARTED,
@@ -42,6 +43,7 @@ __all__ = [
     "CancelCause",
     "CaseKind",
     "Change",
+    "ChecklistOverride",
     "ChangeHorizon",
     "CaseVersion",
     "Combination",

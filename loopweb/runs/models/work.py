@@ -195,6 +195,9 @@ class Run(CellFields):
     validator_rating = models.CharField(
         max_length=16, choices=Rating.choices, null=True, blank=True
     )
+    # The validator rating with every reviewer's checklist overrides folded in (seed 004): shown
+    # beside it, never read by the gate.
+    stored_rating = models.CharField(max_length=16, choices=Rating.choices, null=True, blank=True)
     # Whether the run counts for its cell: not infrastructure, not canceled, attempt not retried.
     counted = models.BooleanField(default=False)
     published = models.BooleanField(default=False)
