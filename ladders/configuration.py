@@ -63,6 +63,25 @@ def save_ladder(
     return ladder
 
 
+def save_review_settings(*, ladder: Ladder, data: dict[str, Any], by: User | None = None) -> None:
+    """The ladder's review settings alone (the console's review settings page): those the data
+    gives, the assigned reviewers among those the ladder is shared with."""
+    with transaction.atomic():
+        ladder = Ladder.objects.select_for_update().get(pk=ladder.pk)
+        if "assignedReviewers" in data:
+            shared = set(ladder.reviewers.values_list("pk", flat=True))
+            if set(data["assignedReviewers"]) - shared:
+                raise ValidationError(
+                    {"assignedReviewers": ["Assign only reviewers the ladder is shared with."]}
+                )
+            ladder.assignees.set(data["assignedReviewers"])
+        _set_review_settings(ladder, data)
+        ladder.save()
+        lifecycle.ladder_configured.send(
+            Ladder, ladder=ladder, by=by or ladder.owner, change="review settings"
+        )
+
+
 def _set_review_settings(ladder: Ladder, data: dict[str, Any]) -> None:
     """The review settings the data gives (each one left out keeps its value)."""
     if "rubric" in data:

@@ -1,6 +1,16 @@
 from django.urls import path
 
-from loopweb.console.views import auth, board, budgets, editor, ladders, manage, queue, runs
+from loopweb.console.views import (
+    auth,
+    board,
+    budgets,
+    editor,
+    ladders,
+    manage,
+    queue,
+    review_settings,
+    runs,
+)
 
 app_name = "console"
 
@@ -23,6 +33,11 @@ urlpatterns = [
     path("ladders/<int:pk>/retry", board.retry, name="retry"),
     path("ladders/<int:pk>/retry-all", board.retry_all, name="retry-all"),
     path("ladders/<int:pk>/queue/", queue.queue, name="queue"),
+    path(
+        "ladders/<int:pk>/review-settings/",
+        review_settings.review_settings,
+        name="review-settings",
+    ),
     path("ladders/<int:pk>/slots/<int:index>/<str:rung>/", runs.slot, name="slot"),
     path("runs/<int:pk>/", runs.run_page, name="run-page"),
     path("runs/<int:pk>/review", runs.run_review, name="run-review"),

@@ -127,6 +127,7 @@ MATRIX = {
     "ladders/<int:pk>/retry":                        {"on": "ladder", "POST": "L+434"},
     "ladders/<int:pk>/retry-all":                    {"on": "ladder", "POST": "L+434"},
     "ladders/<int:pk>/queue/":                       {"on": "ladder", "GET": "L+4+4", "POST": "L+4+4"},
+    "ladders/<int:pk>/review-settings/":             {"on": "ladder", "GET": "L+434", "POST": "L+434"},
     "ladders/<int:pk>/delete/":                      {"on": "ladder", "GET": "L+434", "POST": "L+434"},
     "ladders/<int:pk>/history/":                     {"on": "ladder", "GET": "L+4+4"},
     "ladders/<int:pk>/history/<int:record_id>/":     {"on": "record", "GET": "L+4+4"},

@@ -181,6 +181,7 @@ CONSOLE = {
     "ladders/<int:pk>/retry":                             POST_ONLY,
     "ladders/<int:pk>/retry-all":                         POST_ONLY,
     "ladders/<int:pk>/queue/":                            PAGE,
+    "ladders/<int:pk>/review-settings/":                  PAGE,
     "ladders/<int:pk>/slots/<int:index>/<str:rung>/":     PAGE,  # and its fragment, below
     "ladders/<int:pk>/history/":                          PAGE,
     "ladders/<int:pk>/history/<int:record_id>/":          PAGE,
