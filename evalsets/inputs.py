@@ -10,7 +10,8 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from loopweb.runs.checks import Errors, Invalid, join
+from loopweb.runs.checks import Errors, Invalid
+from loopweb.runs.formats import NO_NUL, Format, Given, ref
 from loopweb.runs.models.catalog import PIN_PART
 from loopweb.runs.numbers import json_integer
 
@@ -26,6 +27,72 @@ REQUIRED_COUNTS = ("passed", "failed")
 UNKNOWN_PIN_KEY = "Unknown key; a pin is {case, version, variant, engine}."
 
 
+def _matching(
+    key: str,
+    pattern: re.Pattern,
+    message: str,
+    *,
+    default: str | None = None,
+    nullable: bool = False,
+):
+    """A pin part's check: a string matching ``pattern`` whole (null allowed if ``nullable``)."""
+
+    def check(raw: Mapping[str, Any], path: str, errors: Errors) -> str | None:
+        value = raw.get(key, default)
+        if value is None and nullable:
+            return None
+        if not isinstance(value, str) or not pattern.fullmatch(value):
+            errors.add(path, message)
+        return value
+
+    return check
+
+
+_PART = {"type": "string", "pattern": PIN_PART.regex.pattern}
+
+#: A pin of an evalset: ``{case, version, variant, engine}`` in the cell-key alphabet.
+PIN = Format(
+    "PinInput",
+    fields=(
+        Given(
+            "case",
+            required=True,
+            check=_matching("case", SLUG, "Must be a case slug."),
+            json_schema={"type": "string", "pattern": SLUG.pattern},
+        ),
+        Given(
+            "version",
+            required=True,
+            check=_matching("version", PIN_PART.regex, str(PIN_PART.message)),
+            json_schema=_PART,
+        ),
+        Given(
+            "variant",
+            check=_matching("variant", PIN_PART.regex, str(PIN_PART.message), default="default"),
+            json_schema=_PART,
+            description='"default" when absent.',
+        ),
+        Given(
+            "engine",
+            check=_matching(
+                "engine", PIN_PART.regex, "Must be null or an engine name.", nullable=True
+            ),
+            json_schema={"type": ["string", "null"], "pattern": PIN_PART.regex.pattern},
+        ),
+    ),
+    unknown=(UNKNOWN_PIN_KEY, "invalid"),
+)
+
+#: An evalset's pins: at least one, at most ``MAX_PINS``, none twice.
+PINS = {
+    "type": "array",
+    "minItems": 1,
+    "maxItems": MAX_PINS,
+    "uniqueItems": True,
+    "items": ref(PIN.name),
+}
+
+
 def canonical_pins(raw: Any) -> list[dict[str, str | None]]:
     """Pins as ``{case, version, variant, engine}`` in the order given; raise ``Invalid``."""
     if not isinstance(raw, list) or not raw:
@@ -39,24 +106,7 @@ def canonical_pins(raw: Any) -> list[dict[str, str | None]]:
         if not isinstance(item, Mapping):
             errors.add(str(index), "A pin is {case, version, variant, engine}.")
             continue
-        for key in item:
-            if key not in PIN_KEYS:
-                errors.add(join(str(index), key), UNKNOWN_PIN_KEY)
-        pin = {
-            "case": item.get("case"),
-            "version": item.get("version"),
-            "variant": item.get("variant", "default"),
-            "engine": item.get("engine"),
-        }
-        if not isinstance(pin["case"], str) or not SLUG.fullmatch(pin["case"]):
-            errors.add(join(str(index), "case"), "Must be a case slug.")
-        for part in ("version", "variant"):
-            if not isinstance(pin[part], str) or not PIN_PART.regex.fullmatch(pin[part]):
-                errors.add(join(str(index), part), str(PIN_PART.message))
-        if pin["engine"] is not None and (
-            not isinstance(pin["engine"], str) or not PIN_PART.regex.fullmatch(pin["engine"])
-        ):
-            errors.add(join(str(index), "engine"), "Must be null or an engine name.")
+        pin = PIN.read(item, str(index), errors)
         if any(key.startswith(f"{index}.") for key in errors):
             continue
         identity = tuple(pin[key] for key in PIN_KEYS)
@@ -84,6 +134,21 @@ def _json_number(raw: Any) -> bool:
     if isinstance(raw, float) and not math.isfinite(raw):
         return False
     return -MAX_INT - 1 <= raw <= MAX_INT
+
+
+_COUNT = {"type": "integer", "minimum": 0, "maximum": MAX_INT}
+
+#: A run's summary as ``check_summary`` reads it (its OpenAPI component).
+SUMMARY = {
+    "type": "object",
+    "description": "passed and failed (non-negative integers) and any other numbers the host "
+    "chooses.",
+    "required": list(REQUIRED_COUNTS),
+    "maxProperties": MAX_SUMMARY_KEYS,
+    "propertyNames": {"minLength": 1, "maxLength": MAX_KEY, "pattern": NO_NUL},
+    "properties": {key: _COUNT for key in REQUIRED_COUNTS},
+    "additionalProperties": {"type": "number", "minimum": -MAX_INT - 1, "maximum": MAX_INT},
+}
 
 
 def check_summary(raw: Any) -> dict[str, int | float]:

@@ -18,6 +18,7 @@ from evalsets.verdict import (
     effective_schedule,
 )
 from loopweb.runs.checks import Errors, Invalid
+from loopweb.runs.formats import NOT_BLANK, Format, Given, nullable
 from loopweb.runs.numbers import json_integer
 
 #: The engine stores counts and milliseconds as i64.
@@ -28,18 +29,6 @@ MAX_FIELD = 100
 NEWEST_BEFORE_APPLY = "newest_before_apply"
 HIGH_WATER = "high_water"
 BASELINE_KINDS = (NEWEST_BEFORE_APPLY, HIGH_WATER)
-
-KEYS = (
-    "hash",
-    "field",
-    "higher_is_better",
-    "horizons_ms",
-    "checkpoints",
-    "baseline",
-    "min_effect",
-    "cost",
-    "significance",
-)
 
 #: Fields whose runs carry a count of passes out of a total (``passed + failed``): the ones an
 #: exact test can read.
@@ -201,7 +190,7 @@ def _cost(raw: Any, errors: Errors) -> CostBound | None:
 SIGNIFICANCE_RULE = 'Must be {"alpha": a} with a a number between 0 and 0.5 (both excluded).'
 
 
-def _significance(raw: Any, field: str | None, errors: Errors) -> float | None:
+def _significance(raw: Any, errors: Errors) -> float | None:
     if raw is None:
         return None
     if not isinstance(raw, Mapping):
@@ -213,12 +202,6 @@ def _significance(raw: Any, field: str | None, errors: Errors) -> float | None:
     alpha = _number(raw.get("alpha"))
     if alpha is None or not 0 < alpha < 0.5:
         errors.add("significance.alpha", "Must be a number between 0 and 0.5 (both excluded).")
-        return None
-    if field is not None and field not in COUNTED_FIELDS:
-        errors.add(
-            "significance",
-            "Only for field passed or failed: the test reads passed of total (passed + failed).",
-        )
         return None
     return alpha
 
@@ -249,42 +232,186 @@ def _checkpoints(raw: Mapping[str, Any], errors: Errors) -> list[Checkpoint]:
     return checkpoints
 
 
+def _hash(raw: Mapping[str, Any], path: str, errors: Errors) -> str | None:
+    value = raw.get("hash")
+    if not isinstance(value, str) or not value:
+        errors.add(path, "Must be the hash of an evalset.")
+        return None
+    return value
+
+
+def _field(raw: Mapping[str, Any], path: str, errors: Errors) -> str | None:
+    name = _name(raw.get("field"))
+    if name is None:
+        errors.add(path, f"Must be a summary field name of 1-{MAX_FIELD} characters.")
+    return name
+
+
+def _higher_is_better(raw: Mapping[str, Any], path: str, errors: Errors) -> bool | None:
+    value = raw.get("higher_is_better")
+    if not isinstance(value, bool):
+        errors.add(path, "Required: true or false (there is no default).")
+        return None
+    return value
+
+
+def _baseline(raw: Mapping[str, Any], path: str, errors: Errors) -> str | None:
+    value = raw.get("baseline")
+    if value is None:
+        return NEWEST_BEFORE_APPLY
+    if value not in BASELINE_KINDS:
+        errors.add(path, "Must be newest_before_apply or high_water.")
+        return None
+    return str(value)
+
+
+_SCHEDULE_COUNT = {"type": "integer", "minimum": 0, "maximum": MAX_COUNT}
+_FIELD_NAME = {"type": "string", "maxLength": MAX_FIELD, "pattern": NOT_BLANK}
+_AMOUNT = {"type": "number", "minimum": 0}
+_CHECKPOINT = {
+    "anyOf": [
+        {**_SCHEDULE_COUNT, "description": "A bare integer is milliseconds."},
+        {
+            "type": "object",
+            "minProperties": 1,
+            "maxProperties": 1,
+            "additionalProperties": False,
+            "properties": {kind: _SCHEDULE_COUNT for kind in KINDS},
+        },
+    ]
+}
+
+#: The ``outcome_evalset`` policy (seed 003): each field's check and, beside it, its schema.
+POLICY = Format(
+    "OutcomeEvalsetInput",
+    description="The OutcomeEvalset policy (seed 003).",
+    fields=(
+        Given(
+            "hash",
+            required=True,
+            check=_hash,
+            json_schema={"type": "string", "pattern": "^[0-9a-f]{1,64}$"},
+        ),
+        Given("field", required=True, check=_field, json_schema=_FIELD_NAME),
+        Given(
+            "higher_is_better",
+            required=True,
+            check=_higher_is_better,
+            json_schema={"type": "boolean"},
+        ),
+        Given(
+            "horizons_ms",
+            check=lambda raw, path, errors: _horizons(raw, errors),
+            json_schema={
+                "type": ["array", "null"],
+                "maxItems": MAX_SCHEDULE,
+                "items": _SCHEDULE_COUNT,
+            },
+        ),
+        Given(
+            "checkpoints",
+            check=lambda raw, path, errors: _checkpoints(raw, errors),
+            json_schema={
+                "type": ["array", "null"],
+                "maxItems": MAX_SCHEDULE,
+                "items": _CHECKPOINT,
+            },
+        ),
+        Given("baseline", check=_baseline, json_schema={"enum": [*BASELINE_KINDS, None]}),
+        Given(
+            "min_effect",
+            check=lambda raw, path, errors: _min_effect(raw.get("min_effect"), errors),
+            json_schema=nullable(
+                {
+                    "type": "object",
+                    "additionalProperties": False,
+                    "minProperties": 1,
+                    "maxProperties": 1,
+                    "properties": {"count": _AMOUNT, "points": _AMOUNT},
+                }
+            ),
+        ),
+        Given(
+            "cost",
+            check=lambda raw, path, errors: _cost(raw.get("cost"), errors),
+            json_schema=nullable(
+                {
+                    "type": "object",
+                    "additionalProperties": False,
+                    "required": ["field", "max_increase_ratio"],
+                    "properties": {
+                        "field": _FIELD_NAME,
+                        "max_increase_ratio": {"type": "number", "exclusiveMinimum": 0},
+                    },
+                }
+            ),
+        ),
+        Given(
+            "significance",
+            check=lambda raw, path, errors: _significance(raw.get("significance"), errors),
+            json_schema=nullable(
+                {
+                    "type": "object",
+                    "description": "Opt-in, for field passed or failed: a drop regresses only "
+                    "when Fisher's exact test on the two runs' passed of total gives p < alpha; "
+                    "otherwise it is inconclusive (EVALSETS.md, docs/statistics.md).",
+                    "additionalProperties": False,
+                    "required": ["alpha"],
+                    "properties": {
+                        "alpha": {"type": "number", "exclusiveMinimum": 0, "exclusiveMaximum": 0.5}
+                    },
+                }
+            ),
+        ),
+    ),
+    also={
+        "allOf": [
+            # An empty horizons_ms with no checkpoints leaves nothing to measure.
+            {
+                "if": {
+                    "required": ["horizons_ms"],
+                    "properties": {"horizons_ms": {"type": "array", "maxItems": 0}},
+                },
+                "then": {
+                    "required": ["checkpoints"],
+                    "properties": {"checkpoints": {"type": "array", "minItems": 1}},
+                },
+            },
+            # The exact test reads passed of total: only passed and failed can have a
+            # significance.
+            {
+                "if": {
+                    "required": ["significance"],
+                    "properties": {"significance": {"type": "object"}},
+                },
+                "then": {"properties": {"field": {"enum": list(COUNTED_FIELDS)}}},
+            },
+        ]
+    },
+    unknown=("Unknown key.", "invalid"),
+)
+
+
 def parse_policy(raw: Any) -> Policy:
     """Validate a policy as sent; raise ``Invalid`` naming every offending field."""
-    errors = Errors()
     if not isinstance(raw, Mapping):
         raise Invalid({"": ["Must be an object."]})
-    for key in raw:
-        if key not in KEYS:
-            errors.add(str(key), "Unknown key.")
-
-    evalset_hash = raw.get("hash")
-    if not isinstance(evalset_hash, str) or not evalset_hash:
-        errors.add("hash", "Must be the hash of an evalset.")
-    field_name = _name(raw.get("field"))
-    if field_name is None:
-        errors.add("field", f"Must be a summary field name of 1-{MAX_FIELD} characters.")
-    higher_is_better = raw.get("higher_is_better")
-    if not isinstance(higher_is_better, bool):
-        errors.add("higher_is_better", "Required: true or false (there is no default).")
-
-    horizons = _horizons(raw, errors)
-    checkpoints = _checkpoints(raw, errors)
-
-    baseline = raw.get("baseline")
-    if baseline is None:
-        baseline = NEWEST_BEFORE_APPLY
-    elif baseline not in BASELINE_KINDS:
-        errors.add("baseline", "Must be newest_before_apply or high_water.")
-
+    errors = Errors()
+    given = POLICY.read(raw, "", errors)
+    horizons, checkpoints = given["horizons_ms"], given["checkpoints"]
     schedule_errors = any(key.startswith(("horizons_ms", "checkpoints")) for key in errors)
     if not checkpoints and not horizons and not schedule_errors:
         errors.add("horizons_ms", "The schedule is empty; omit horizons_ms for 1d, 7d and 30d.")
-    min_effect = _min_effect(raw.get("min_effect"), errors)
-    cost = _cost(raw.get("cost"), errors)
-    alpha = _significance(raw.get("significance"), field_name, errors)
+    field_name, alpha = given["field"], given["significance"]
+    if alpha is not None and field_name is not None and field_name not in COUNTED_FIELDS:
+        errors.add(
+            "significance",
+            "Only for field passed or failed: the test reads passed of total (passed + failed).",
+        )
+        alpha = None
     errors.raise_if_any()
     # Each was checked above, or ``errors`` was raised.
+    evalset_hash, higher_is_better = given["hash"], given["higher_is_better"]
     assert isinstance(evalset_hash, str) and field_name is not None
     assert isinstance(higher_is_better, bool)
     return Policy(
@@ -293,8 +420,8 @@ def parse_policy(raw: Any) -> Policy:
         higher_is_better=higher_is_better,
         horizons_ms=tuple(horizons),
         checkpoints=tuple(checkpoints),
-        baseline=baseline,
-        min_effect=min_effect,
-        cost=cost,
+        baseline=given["baseline"],
+        min_effect=given["min_effect"],
+        cost=given["cost"],
         alpha=alpha,
     )

@@ -4,19 +4,28 @@ read kept apart from the run's signals (E195)."""
 from collections.abc import Mapping
 from typing import Any
 
-from loopweb.runs import checks
 from loopweb.runs.checks import join
+from loopweb.runs.formats import (
+    Choice,
+    Extensions,
+    Format,
+    Given,
+    Names,
+    Number,
+    Text,
+    nullable,
+    ref,
+)
 from loopweb.runs.numbers import json_integer
 from signals_app.rules import (
     BETTER,
     DEFAULT_EXCLUDES_EVENTS,
     DEFAULT_WINDOW_DAYS,
     E195,
+    MAX_NAME,
     MAX_WINDOW_DAYS,
     RECOMMENDED,
-    RULE_FIELDS,
     SCALES,
-    SCORE_TARGET_FIELDS,
     Errors,
     a,
 )
@@ -83,27 +92,47 @@ def normalized_rule(
     }
 
 
-def _score_target(raw: Any, path: str, errors: Errors) -> dict | None:
+def _recommended(*kinds: str) -> tuple[str, ...]:
+    """Seed 000's recommended names of these kinds: a rule may not give them another kind."""
+    return tuple(sorted(name for kind in kinds for name in RECOMMENDED[kind]))
+
+
+#: A rule's score part. Its name may not be a recommended verdict or event (E195, checked by
+#: ``_check_rule_kinds`` with the rule's other parts).
+SCORE_TARGET = Format(
+    "ScoreTargetInput",
+    fields=(
+        Text("name", required=True, max_length=MAX_NAME, not_in=_recommended("verdict", "event")),
+        Number("target", required=True),
+        Choice("better", required=True, choices=BETTER),
+        Choice("scale", choices=SCALES),
+        Extensions("ext"),
+    ),
+    also={
+        "if": {"required": ["scale"], "properties": {"scale": {"const": "fraction"}}},
+        "then": {"properties": {"target": {"minimum": 0, "maximum": 1}}},
+    },
+)
+
+
+def _score_target(raw: Mapping[str, Any], path: str, errors: Errors) -> dict | None:
+    raw = raw.get("score")
     if raw is None:
         return None
     if not isinstance(raw, Mapping):
         errors.add(path, "A score target is an object or null.", "invalid")
         return None
     before = len(errors.by_path)
-    checks.unknown_keys(raw, SCORE_TARGET_FIELDS, path, errors)
-    name = checks.string(raw, "name", join(path, "name"), errors, required=True, max_length=200)
-    target = checks.number(raw, "target", join(path, "target"), errors, required=True)
-    better = checks.choice(raw, "better", join(path, "better"), errors, BETTER, required=True)
-    scale = checks.choice(raw, "scale", join(path, "scale"), errors, SCALES, required=False)
-    ext = checks.json_object(raw, "ext", join(path, "ext"), errors)
-    if target is not None and scale == "fraction" and not 0 <= target <= 1:
+    score = SCORE_TARGET.read(raw, path, errors)
+    target = score["target"]
+    if target is not None and score["scale"] == "fraction" and not 0 <= target <= 1:
         errors.add(join(path, "target"), 'A target with scale "fraction" must lie in [0, 1].', E195)
     if len(errors.by_path) != before:
         return None
-    return {"name": name, "target": target, "better": better, "scale": scale, "ext": ext}
+    return score
 
 
-def _window_days(raw: Mapping, path: str, errors: Errors) -> int | None:
+def _window_days(raw: Mapping[str, Any], path: str, errors: Errors) -> int | None:
     raw_value = raw.get("window_days")
     if raw_value is None:
         return DEFAULT_WINDOW_DAYS
@@ -118,6 +147,36 @@ def _window_days(raw: Mapping, path: str, errors: Errors) -> int | None:
         errors.add(path, f"At most {MAX_WINDOW_DAYS}.", "max_value")
         return None
     return value
+
+
+#: An acceptance rule (seed 000), in the order its fields are checked.
+RULE = Format(
+    "AcceptanceRuleInput",
+    description="An acceptance rule (seed 000). requires names verdicts, score.name a score, "
+    "excludes_events events; a name the rule gives two kinds is refused (E195).",
+    fields=(
+        Text("name", required=True, max_length=MAX_NAME),
+        Text("description", required=True, max_length=500),
+        Names("requires", not_in=_recommended("score", "event")),
+        Names(
+            "excludes_events",
+            not_in=_recommended("verdict", "score"),
+            description='["revert", "incident"] when absent or null.',
+        ),
+        Given("score", check=_score_target, json_schema=nullable(ref(SCORE_TARGET.name))),
+        Given(
+            "window_days",
+            check=_window_days,
+            json_schema={
+                "type": ["integer", "null"],
+                "minimum": 0,
+                "maximum": MAX_WINDOW_DAYS,
+                "description": f"{DEFAULT_WINDOW_DAYS} when absent or null.",
+            },
+        ),
+        Extensions("ext"),
+    ),
+)
 
 
 def parse_rule(
@@ -137,17 +196,9 @@ def parse_rule(
     if not isinstance(raw, Mapping):
         errors.add(prefix or "body", "An acceptance rule is an object.", "invalid")
         errors.raise_if_any()
-    checks.unknown_keys(raw, RULE_FIELDS, prefix, errors)
-    name = checks.string(raw, "name", join(prefix, "name"), errors, required=True, max_length=200)
-    description = checks.string(
-        raw, "description", join(prefix, "description"), errors, required=True, max_length=500
-    )
-    requires = checks.names(raw, "requires", join(prefix, "requires"), errors)
-    excludes = checks.names(raw, "excludes_events", join(prefix, "excludes_events"), errors)
-    score = _score_target(raw.get("score"), join(prefix, "score"), errors)
-    window_days = _window_days(raw, join(prefix, "window_days"), errors)
-    ext = checks.json_object(raw, "ext", join(prefix, "ext"), errors)
-    requires = requires or []
+    given = RULE.read(raw, prefix, errors)
+    score, excludes = given["score"], given["excludes_events"]
+    requires = given["requires"] or []
     if check_recommended or run_kinds is not None:
         _check_rule_kinds(
             requires,
@@ -160,13 +211,13 @@ def parse_rule(
         )
     errors.raise_if_any()
     return normalized_rule(
-        name=name,
-        description=description,
+        name=given["name"],
+        description=given["description"],
         requires=requires,
         score=score,
         excludes_events=DEFAULT_EXCLUDES_EVENTS if excludes is None else excludes,
-        window_days=window_days,
-        ext=ext,
+        window_days=given["window_days"],
+        ext=given["ext"],
     )
 
 

@@ -38,6 +38,8 @@ DEFAULT_WINDOW_DAYS = 14
 #: A hundred years: wide enough for any real window, small enough that date arithmetic holds.
 MAX_WINDOW_DAYS = 36_500
 MAX_SIGNALS_PER_REQUEST = 1000
+#: The longest id or name a signal, a rule or a late event may give.
+MAX_NAME = 200
 
 #: A signal's fields, in the order the API shows them.
 SIGNAL_FIELDS = (
@@ -56,7 +58,6 @@ SIGNAL_FIELDS = (
 )
 #: An acceptance rule's fields, in the order the API and the admin show them.
 RULE_FIELDS = ("name", "description", "requires", "score", "excludes_events", "window_days", "ext")
-SCORE_TARGET_FIELDS = frozenset({"name", "target", "better", "scale", "ext"})
 
 
 @dataclass(frozen=True)

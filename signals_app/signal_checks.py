@@ -4,17 +4,18 @@
 import hashlib
 import json
 from collections.abc import Iterable, Mapping
+from dataclasses import replace
 from typing import Any
 
-from loopweb.runs import checks
-from loopweb.runs.checks import has_nul, is_number, join, parse_timestamp
+from loopweb.runs.checks import has_nul, is_number, join
+from loopweb.runs.formats import Choice, Extensions, Format, Given, Moment, Number, Text, text
 from signals_app.rules import (
     BETTER,
     E195,
     KINDS,
+    MAX_NAME,
     MAX_SIGNALS_PER_REQUEST,
     SCALES,
-    SIGNAL_FIELDS,
     TIERS,
     VERDICT_VALUES,
     Errors,
@@ -23,6 +24,68 @@ from signals_app.rules import (
 )
 
 # -- signals ------------------------------------------------------------------------------------
+
+
+def _value_given(raw: Mapping[str, Any], path: str, errors: Errors) -> Any:
+    """A signal's value must be given (null is a score not measured yet); ``check_value`` reads
+    it against the signal's kind."""
+    if "value" not in raw:
+        errors.add(path, "This field is required.", "required")
+    return raw.get("value")
+
+
+#: What a signal's value may be, by its kind (E195), as the schema states ``check_value``.
+VALUE_BY_KIND = [
+    {
+        "if": {"properties": {"kind": {"const": "verdict"}}},
+        "then": {"properties": {"value": {"enum": list(VERDICT_VALUES)}}},
+    },
+    {
+        "if": {"properties": {"kind": {"const": "score"}}},
+        "then": {"properties": {"value": {"type": ["number", "null"]}}},
+    },
+    {
+        "if": {"properties": {"kind": {"const": "event"}}},
+        "then": {"properties": {"value": text(500)}},
+    },
+    {
+        "if": {
+            "required": ["kind", "scale"],
+            "properties": {"kind": {"const": "score"}, "scale": {"const": "fraction"}},
+        },
+        "then": {"properties": {"value": {"minimum": 0, "maximum": 1}}},
+    },
+]
+
+#: A signal (seed 000), in the order its fields are checked.
+SIGNAL = Format(
+    "SignalInput",
+    description="One timestamped observation about a run's result (seed 000). Its kind fixes "
+    "what its value may be (E195).",
+    fields=(
+        Text("id", required=True, max_length=MAX_NAME),
+        Choice("kind", required=True, choices=KINDS),
+        Text("name", required=True, max_length=MAX_NAME),
+        Text("unit", max_length=100),
+        Choice("better", choices=BETTER),
+        Number("threshold"),
+        Choice("scale", choices=SCALES, description="null means linear."),
+        Text("at_attempt", max_length=MAX_NAME),
+        Moment("observed_at", required=True),
+        Choice("tier", required=True, choices=TIERS),
+        Extensions("ext"),
+        Given(
+            "value",
+            required=True,
+            check=_value_given,
+            json_schema={
+                "description": "verdict: accept|reject|pass|fail|error; score: a number, or null "
+                "when not measured yet; event: a reference string.",
+            },
+        ),
+    ),
+    also={"allOf": VALUE_BY_KIND},
+)
 
 
 def check_value(kind: str, value: Any, scale: str | None, path: str, errors: Errors) -> None:
@@ -54,40 +117,14 @@ def parse_signal(raw: Any, prefix: str, errors: Errors) -> SignalData | None:
         errors.add(prefix or "body", "A signal is an object.", "invalid")
         return None
     before = len(errors.by_path)
-    checks.unknown_keys(raw, SIGNAL_FIELDS, prefix, errors)
-    p = lambda key: join(prefix, key)  # noqa: E731
-    signal_id = checks.string(raw, "id", p("id"), errors, required=True, max_length=200)
-    kind = checks.choice(raw, "kind", p("kind"), errors, KINDS, required=True)
-    name = checks.string(raw, "name", p("name"), errors, required=True, max_length=200)
-    unit = checks.string(raw, "unit", p("unit"), errors, required=False, max_length=100)
-    better = checks.choice(raw, "better", p("better"), errors, BETTER, required=False)
-    threshold = checks.number(raw, "threshold", p("threshold"), errors, required=False)
-    scale = checks.choice(raw, "scale", p("scale"), errors, SCALES, required=False)
-    at_attempt = checks.string(
-        raw, "at_attempt", p("at_attempt"), errors, required=False, max_length=200
-    )
-    observed_at = parse_timestamp(raw.get("observed_at"), p("observed_at"), errors)
-    tier = checks.choice(raw, "tier", p("tier"), errors, TIERS, required=True)
-    ext = checks.json_object(raw, "ext", p("ext"), errors)
-    if "value" not in raw:
-        errors.add(p("value"), "This field is required.", "required")
-    elif kind is not None:
-        check_value(kind, raw["value"], scale, p("value"), errors)
+    given = SIGNAL.read(raw, prefix, errors)
+    if "value" in raw and given["kind"] is not None:
+        check_value(given["kind"], raw["value"], given["scale"], join(prefix, "value"), errors)
     if len(errors.by_path) != before:
         return None
+    threshold = given["threshold"]
     return SignalData(
-        id=signal_id,
-        kind=kind,
-        name=name,
-        value=raw["value"],
-        observed_at=observed_at,
-        tier=tier,
-        unit=unit,
-        better=better,
-        threshold=float(threshold) if threshold is not None else None,
-        scale=scale,
-        at_attempt=at_attempt,
-        ext=ext,
+        **{**given, "threshold": float(threshold) if threshold is not None else None},
     )
 
 
@@ -160,8 +197,29 @@ def check_name_kinds(
 
 # -- late events --------------------------------------------------------------------------------
 
-LATE_EVENT_FIELDS = frozenset(
-    {"commit", "name", "value", "observed_at", "tier", "id", "ext", "kind"}
+
+def _only_an_event(raw: Mapping[str, Any], path: str, errors: Errors) -> str:
+    if raw.get("kind", "event") != "event":
+        errors.add(path, "A late event's kind is event.", E195)
+    return "event"
+
+
+#: A late event about a commit: ``commit`` and ``kind`` are read here, the rest as the event
+#: signal it becomes on each matching run (``SIGNAL``'s own fields, ``id`` minted when absent).
+LATE_EVENT = Format(
+    "LateEventInput",
+    description="A late event about a commit, appended to every run whose commit or merge "
+    "artifact matches.",
+    fields=(
+        Text("commit", required=True, max_length=MAX_NAME),
+        SIGNAL.field("name"),
+        Given("value", required=True, json_schema=text(500)),
+        SIGNAL.field("observed_at"),
+        SIGNAL.field("tier"),
+        replace(SIGNAL.field("id"), required=False),
+        SIGNAL.field("ext"),
+        Given("kind", check=_only_an_event, json_schema={"const": "event"}),
+    ),
 )
 
 
@@ -175,10 +233,7 @@ def parse_late_event(body: Any) -> tuple[str, dict]:
     if not isinstance(body, Mapping):
         errors.add("body", "A late event is an object.", "invalid")
         errors.raise_if_any()
-    checks.unknown_keys(body, LATE_EVENT_FIELDS, "", errors)
-    commit = checks.string(body, "commit", "commit", errors, required=True, max_length=200)
-    if body.get("kind", "event") != "event":
-        errors.add("kind", "A late event's kind is event.", E195)
+    commit = LATE_EVENT.read(body, "", errors, only=("commit", "kind"))["commit"]
     errors.raise_if_any()
     raw = {k: v for k, v in body.items() if k not in ("commit", "kind")}
     raw["kind"] = "event"

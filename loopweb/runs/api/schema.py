@@ -10,33 +10,25 @@ drf-spectacular derives most of it from the serializers. What it cannot see is s
 * the error answers API.md promises (400, 401, 403, 404, 409, 415) on every operation, in the
   error shape of ``loopweb.runs.api.errors``.
 
-The seed formats that are validated outside DRF (signals, acceptance rules, evalset pins,
-summaries and policies) describe themselves with the helpers below, in their own apps.
+The seed formats that are validated outside DRF (signals, acceptance rules, late events, evalset
+pins, summaries and policies) are declared once with ``loopweb.runs.formats``, which checks them
+and states them; their apps register the schemas here as components.
 """
 
 from drf_spectacular.extensions import OpenApiSerializerFieldExtension
 
 from loopweb.runs import moments
-
-#: A string without U+0000.
-NO_NUL = "^[^\\u0000]*$"
-#: A non-empty string without U+0000 (drf-spectacular adds the empty string beside it).
-SOME_TEXT = "^[^\\u0000]+$"
-#: The characters the API trims as whitespace (Python's ``str.isspace``), spelled out: regular
-#: expression engines disagree on what ``\\s`` holds.
-SPACE = (
-    "\\u0009-\\u000d\\u001c-\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a"
-    "\\u2028\\u2029\\u202f\\u205f\\u3000"
+from loopweb.runs.formats import (  # noqa: F401 - the schema's vocabulary, declared with the formats
+    NO_NUL,
+    NOT_BLANK,
+    SOME_TEXT,
+    SPACE,
+    STORABLE,
+    STORABLE_OBJECT,
+    nullable,
+    ref,
+    text,
 )
-#: A string without U+0000 that holds a character other than whitespace.
-NOT_BLANK = f"^[^\\u0000]*[^{SPACE}\\u0000][^\\u0000]*$"
-
-STORABLE = {"$ref": "#/components/schemas/StorableJSON"}
-STORABLE_OBJECT = {
-    "type": "object",
-    "propertyNames": {"pattern": NO_NUL},
-    "additionalProperties": STORABLE,
-}
 
 COMPONENTS = {
     "StorableJSON": {
@@ -63,25 +55,6 @@ def patch(component: str, **properties: dict) -> None:
     PATCHES.setdefault(component, {}).update(
         {("" if name == "_" else name): schema for name, schema in properties.items()}
     )
-
-
-def text(max_length: int | None = None, *, nullable: bool = False, blank: bool = False) -> dict:
-    """A string field: not blank unless ``blank``, no U+0000, at most ``max_length``."""
-    schema: dict = {"type": ["string", "null"] if nullable else "string"}
-    schema["pattern"] = NO_NUL if blank else NOT_BLANK
-    if max_length is not None:
-        schema["maxLength"] = max_length
-    return schema
-
-
-def ref(name: str) -> dict:
-    """A reference to the component ``name``."""
-    return {"$ref": f"#/components/schemas/{name}"}
-
-
-def nullable(schema: dict) -> dict:
-    """``schema`` or null."""
-    return {"anyOf": [schema, {"type": "null"}]}
 
 
 class StrictStringExtension(OpenApiSerializerFieldExtension):
@@ -148,9 +121,9 @@ def _no_nul_in_parameter(parameter: dict) -> None:
 def _body_required(body: dict, schemas: dict) -> bool:
     """A body is required unless an empty object would do (every field optional)."""
     schema = body.get("content", {}).get("application/json", {}).get("schema", {})
-    ref = schema.get("$ref", "")
-    if ref.startswith("#/components/schemas/"):
-        schema = schemas.get(ref.rsplit("/", 1)[1], {})
+    named = schema.get("$ref", "")
+    if named.startswith("#/components/schemas/"):
+        schema = schemas.get(named.rsplit("/", 1)[1], {})
     return bool(schema.get("required")) or schema.get("type") != "object" or "anyOf" in schema
 
 
@@ -206,7 +179,7 @@ def document_errors(result, generator, request, public):
 
 def _error_responses(result, schemas) -> None:
     """Every operation's error responses, and whether its request body is required."""
-    ref = {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}
+    error_body = {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}
     for operations in result.get("paths", {}).values():
         for method, operation in operations.items():
             if not isinstance(operation, dict) or "responses" not in operation:
@@ -221,4 +194,4 @@ def _error_responses(result, schemas) -> None:
                     operation["requestBody"], schemas
                 )
             for status, description in errors.items():
-                responses.setdefault(status, {"description": description, "content": ref})
+                responses.setdefault(status, {"description": description, "content": error_body})
