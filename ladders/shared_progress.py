@@ -44,7 +44,7 @@ from ladders.progress import Head, Live, Part
 from ladders.selectors import ladders_for
 from loopweb import telemetry
 from loopweb.runs import changes, jsonbytes
-from loopweb.runs.api.renderers import DRF_DEFAULT
+from loopweb.runs.jsonbytes import DRF_DEFAULT
 from loopweb.runs.models import UNDER_WAY, Change, ChangeHorizon, Job
 from loopweb.runs.numbers import typed_integer
 

@@ -3,7 +3,7 @@ from rest_framework import serializers
 from ladders.config import MAX_RUNGS
 from ladders.inputs import LadderConfigSerializer, QueueReviewSerializer
 from ladders.models import ReviewReservation
-from loopweb.runs.api import fields as f
+from loopweb.runs import json_fields as f
 
 __all__ = ["LadderConfigSerializer", "QueueReviewSerializer"]
 

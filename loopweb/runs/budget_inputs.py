@@ -5,7 +5,7 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from loopweb.runs import budgeting
-from loopweb.runs.api import fields as f
+from loopweb.runs import json_fields as f
 from loopweb.runs.models import ProviderBudget
 
 #: A cap beyond any fleet; a larger number is a typo.

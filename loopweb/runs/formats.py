@@ -70,6 +70,36 @@ def nullable(schema: dict[str, Any]) -> dict[str, Any]:
     return {"anyOf": [schema, {"type": "null"}]}
 
 
+# -- what the schema states beyond the serializers ---------------------------------------------
+
+COMPONENTS: dict[str, dict[str, Any]] = {
+    "StorableJSON": {
+        "description": "Any JSON PostgreSQL can store: no U+0000 in a string or a key.",
+        "anyOf": [
+            {"type": "string", "pattern": NO_NUL},
+            {"type": "number"},
+            {"type": "boolean"},
+            {"type": "null"},
+            {"type": "array", "items": STORABLE},
+            STORABLE_OBJECT,
+        ],
+    },
+}
+
+
+#: What the app that validates a request component states about it, beyond its serializer (read by
+#: ``loopweb.runs.api.schema``'s post-processing hook):
+#: ``{component: {property: schema}}``, and under the key ``""`` keywords of the component itself.
+PATCHES: dict[str, dict[str, dict[str, Any]]] = {}
+
+
+def patch(component: str, **properties: dict[str, Any]) -> None:
+    """State ``component``'s properties (and, under ``_``, its own keywords)."""
+    PATCHES.setdefault(component, {}).update(
+        {("" if name == "_" else name): schema for name, schema in properties.items()}
+    )
+
+
 # -- fields -------------------------------------------------------------------------------------
 
 

@@ -5,11 +5,11 @@ from django.db import IntegrityError, transaction
 from rest_framework import serializers
 from rest_framework.exceptions import ErrorDetail
 
-from loopweb.runs.api import fields as f
-from loopweb.runs.api import schema
-from loopweb.runs.api.schema import NOT_BLANK, SPACE
+from loopweb.runs import formats
+from loopweb.runs import json_fields as f
 from loopweb.runs.cells import MAX_COMBINATION_CELL_KEY, MAX_COMBINATION_KEY, CombinationCell
 from loopweb.runs.errors import unknown as unknown_text
+from loopweb.runs.formats import NOT_BLANK, SPACE
 from loopweb.runs.models import (
     Combination,
     CombinationKind,
@@ -205,7 +205,7 @@ KEY_PART = f"^[^|\\u0000]*[^{SPACE}|\\u0000][^|\\u0000]*$"
 
 # A harness combination names its harness, model and provider; a gg combination its
 # configuration and one model per role of it.
-schema.patch(
+formats.patch(
     "CombinationRequest",
     _={
         "allOf": [

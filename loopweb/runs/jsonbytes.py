@@ -18,8 +18,12 @@ import json
 from collections.abc import Callable
 
 import orjson
+from rest_framework.utils.encoders import JSONEncoder
 
 OPTIONS = orjson.OPT_NON_STR_KEYS | orjson.OPT_PASSTHROUGH_DATETIME
+#: How DRF writes what JSON has no type for (datetimes, decimals, lazy text, …): the ``default``
+#: of the API's answers and of the boards every process keeps encoded.
+DRF_DEFAULT = JSONEncoder().default
 
 
 def dumps(value, default: Callable | None = None) -> bytes:

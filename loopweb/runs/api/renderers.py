@@ -7,15 +7,13 @@ where DRF's renderer fails the answer.
 """
 
 from rest_framework import renderers
-from rest_framework.utils.encoders import JSONEncoder
 
 from loopweb.runs import jsonbytes
+from loopweb.runs.jsonbytes import DRF_DEFAULT
 
 #: U+2028 and U+2029 in UTF-8, and as DRF writes them; both begin with ``LEAD``.
 SEPARATORS = ((b"\xe2\x80\xa8", b"\\u2028"), (b"\xe2\x80\xa9", b"\\u2029"))
 LEAD = b"\xe2\x80"
-#: How DRF writes what JSON has no type for (datetimes, decimals, lazy text, …).
-DRF_DEFAULT = JSONEncoder().default
 
 
 def dumps(value) -> bytes:

@@ -19,48 +19,25 @@ from drf_spectacular.extensions import OpenApiSerializerFieldExtension
 
 from loopweb.runs import moments
 from loopweb.runs.formats import (  # noqa: F401 - the schema's vocabulary, declared with the formats
+    COMPONENTS,
     NO_NUL,
     NOT_BLANK,
+    PATCHES,
     SOME_TEXT,
     SPACE,
     STORABLE,
     STORABLE_OBJECT,
     nullable,
+    patch,
     ref,
     text,
 )
-
-COMPONENTS = {
-    "StorableJSON": {
-        "description": "Any JSON PostgreSQL can store: no U+0000 in a string or a key.",
-        "anyOf": [
-            {"type": "string", "pattern": NO_NUL},
-            {"type": "number"},
-            {"type": "boolean"},
-            {"type": "null"},
-            {"type": "array", "items": STORABLE},
-            STORABLE_OBJECT,
-        ],
-    },
-}
-
-
-#: What the app that validates a request component states about it, beyond its serializer:
-#: ``{component: {property: schema}}``, and under the key ``""`` keywords of the component itself.
-PATCHES: dict[str, dict[str, dict]] = {}
-
-
-def patch(component: str, **properties: dict) -> None:
-    """State ``component``'s properties (and, under ``_``, its own keywords)."""
-    PATCHES.setdefault(component, {}).update(
-        {("" if name == "_" else name): schema for name, schema in properties.items()}
-    )
 
 
 class StrictStringExtension(OpenApiSerializerFieldExtension):
     """A request string field states what the API refuses: U+0000, and blank text."""
 
-    target_class = "loopweb.runs.api.fields._StrictString"
+    target_class = "loopweb.runs.json_fields._StrictString"
     match_subclasses = True
 
     def map_serializer_field(self, auto_schema, direction):
@@ -74,7 +51,7 @@ class StrictStringExtension(OpenApiSerializerFieldExtension):
 class MomentExtension(OpenApiSerializerFieldExtension):
     """A request timestamp states the years it may be written in."""
 
-    target_class = "loopweb.runs.api.fields.DateTimeField"
+    target_class = "loopweb.runs.json_fields.DateTimeField"
     match_subclasses = True
 
     def map_serializer_field(self, auto_schema, direction):
@@ -85,7 +62,7 @@ class MomentExtension(OpenApiSerializerFieldExtension):
 
 
 class UniqueListExtension(OpenApiSerializerFieldExtension):
-    target_class = "loopweb.runs.api.fields.ListField"
+    target_class = "loopweb.runs.json_fields.ListField"
     match_subclasses = True
 
     def map_serializer_field(self, auto_schema, direction):
