@@ -8,8 +8,8 @@ from rest_framework import serializers
 from ladders import gate, rubric
 from ladders.config import MAX_RUNGS
 from ladders.models import default_gate
-from loopweb.runs import formats
-from loopweb.runs import json_fields as f
+from loopweb.runs.api import fields as f
+from loopweb.runs.api import schema
 from loopweb.runs.errors import unknown as unknown_text
 from loopweb.runs.inputs import ReviewSerializer
 from loopweb.runs.models import Combination, CoverageGroup, Rating
@@ -36,7 +36,7 @@ class ThresholdSerializer(serializers.Serializer):
 
 
 # A threshold is {"count": n} or {"fraction": f}: exactly one key, no other.
-formats.patch(
+schema.patch(
     "ThresholdRequest", _={"additionalProperties": False, "minProperties": 1, "maxProperties": 1}
 )
 
@@ -80,7 +80,9 @@ class CriterionSerializer(serializers.Serializer):
     def validate(self, attrs):
         problems = rubric.criterion_problems(attrs)
         if problems:
-            raise serializers.ValidationError(problems)
+            # Relations between a criterion's fields (max above min, a step dividing the range,
+            # two distinct labels or more), which JSON Schema cannot state.
+            raise serializers.ValidationError(problems, code="criterion")
         return _stored_criterion(attrs)
 
 
@@ -122,7 +124,9 @@ class ReviewSettingsMixin(serializers.Serializer):
         ids = [c["id"] for c in value]
         repeated = next((i for i in ids if ids.count(i) > 1), None)
         if repeated is not None:
-            raise serializers.ValidationError(f"The criterion id {repeated} appears twice.")
+            raise serializers.ValidationError(
+                f"The criterion id {repeated} appears twice.", code="unique"
+            )
         return value
 
     def validate_assignedReviewers(self, value):
@@ -144,7 +148,8 @@ class ReviewSettingsMixin(serializers.Serializer):
                             + ", ".join(names[pk] for pk in outside)
                             + "."
                         ]
-                    }
+                    },
+                    code="not_shared",
                 )
         return attrs
 

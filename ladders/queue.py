@@ -162,7 +162,10 @@ def checked_values(ladder: Ladder, values: dict[str, Any] | None) -> dict[str, A
     values = values or {}
     problems = rubric.values_problems(ladder.rubric, values)
     if problems:
-        raise ValidationError({key: [text] for key, text in problems.items()})
+        # The rubric is the ladder's stored state: code "rubric", as a reference is checked.
+        raise ValidationError(
+            {key: [ValidationError(text, code="rubric")] for key, text in problems.items()}
+        )
     return rubric.clean_values(ladder.rubric, values)
 
 
