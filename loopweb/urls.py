@@ -26,5 +26,6 @@ urlpatterns = [
     path("", include("evalsets.pages.urls")),
     path("", include("loopweb.webhooks.console_urls")),
     path("", include("loopweb.history.console_urls")),
+    path("", include("loopweb.reviewing.console_urls")),
     path("", include("loopweb.console.urls")),
 ]

@@ -18,7 +18,7 @@ from loopweb.reviewing.models import Choice, ReviewSettings
 from loopweb.runs.api import fields
 from loopweb.runs.models import Run
 
-NOT_REVIEWER = "Only the ladder's owner and its reviewers judge its runs."
+NOT_REVIEWER = selectors.NOT_REVIEWER
 
 RUNG = OpenApiParameter(
     "rung", str, description="A rung id of the ladder (the latest dispatch's rungs)."
@@ -190,7 +190,7 @@ class SettingsIn(serializers.Serializer):
 
 
 SETTINGS = inline_serializer(
-    "ReviewSettings",
+    "ReviewBacklog",
     {
         "backlogThreshold": serializers.IntegerField(allow_null=True),
         "backlog": serializers.IntegerField(help_text="Runs waiting for review now."),
@@ -327,13 +327,13 @@ def settings_json(ladder: Ladder, row: ReviewSettings | None) -> dict:
 class SettingsView(GenericAPIView):
     queryset = Ladder.objects.none()
 
-    @extend_schema(operation_id="ladders_review_settings", responses=SETTINGS)
+    @extend_schema(operation_id="ladders_backlog", responses=SETTINGS)
     def get(self, request, pk: int):
         ladder = _ladder(request, pk)
         return Response(settings_json(ladder, ReviewSettings.objects.filter(ladder=ladder).first()))
 
     @extend_schema(
-        operation_id="ladders_review_settings_update",
+        operation_id="ladders_backlog_update",
         request=SettingsIn,
         responses=SETTINGS,
         description="The owner sets the backlog threshold (null: no review.backlog events).",

@@ -20,6 +20,7 @@ from loopweb.runs.outcomes import RATING_ORDER, rating_at_least
 VALIDATOR_SCALE = {rating: rank + 1 for rank, rating in enumerate(RATING_ORDER)}
 RATINGS = [1, 2, 3, 4, 5]
 VERDICTS = ["accept", "reject"]
+NOT_REVIEWER = "Only the ladder's owner and its reviewers judge its runs."
 
 
 def may_judge(user, ladder: Ladder) -> bool:

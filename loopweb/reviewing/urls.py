@@ -16,9 +16,5 @@ urlpatterns = [
         api.DisagreementsView.as_view(),
         name="ladder-disagreements",
     ),
-    path(
-        "ladders/<int:pk>/review-settings",
-        api.SettingsView.as_view(),
-        name="ladder-review-settings",
-    ),
+    path("ladders/<int:pk>/backlog", api.SettingsView.as_view(), name="ladder-backlog"),
 ]

@@ -29,7 +29,7 @@ def ladder_of(owner, combos=4, runs=1):
 
 def set_threshold(api, ladder, value, *, expect=200):
     response = api.put(
-        f"/api/ladders/{ladder.pk}/review-settings", {"backlogThreshold": value}, format="json"
+        f"/api/ladders/{ladder.pk}/backlog", {"backlogThreshold": value}, format="json"
     )
     assert response.status_code == expect, response.json()
     return response.json()
@@ -50,7 +50,7 @@ def test_the_event_is_sent_once_when_the_backlog_reaches_the_threshold(
     assert event.data["ladder"]["id"] == ladder.pk
     assert event.data["url"] == f"https://loopweb.example/ladders/{ladder.pk}/queue/"
     assert "3 run(s) waiting for review" in event.text
-    assert owner_api.get(f"/api/ladders/{ladder.pk}/review-settings").json() == {
+    assert owner_api.get(f"/api/ladders/{ladder.pk}/backlog").json() == {
         "backlogThreshold": 3,
         "backlog": 4,
         "over": True,
@@ -119,7 +119,7 @@ def test_a_threshold_is_a_whole_number_of_at_least_one_or_null(owner, owner_api,
 def test_only_the_owner_sets_the_threshold(owner, reviewer, reviewer_api):
     ladder = make_ladder(owner, versions(1), climbers(1), reviewers=[reviewer.pk])
     response = reviewer_api.put(
-        f"/api/ladders/{ladder.pk}/review-settings", {"backlogThreshold": 2}, format="json"
+        f"/api/ladders/{ladder.pk}/backlog", {"backlogThreshold": 2}, format="json"
     )
     assert response.status_code == 403
     assert not ReviewSettings.objects.filter(ladder=ladder).exists()

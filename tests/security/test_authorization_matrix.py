@@ -62,7 +62,7 @@ MATRIX = {
     "api/ladders/<int:pk>/pairwise/results":         {"on": "ladder", "GET": "1+4+4"},
     "api/ladders/<int:pk>/agreement":                {"on": "ladder", "GET": "1+4+4"},
     "api/ladders/<int:pk>/disagreements":            {"on": "ladder", "GET": "1+4+4"},
-    "api/ladders/<int:pk>/review-settings":          {"on": "ladder", "GET": "1+4+4", "PUT": "1+434"},
+    "api/ladders/<int:pk>/backlog":                  {"on": "ladder", "GET": "1+4+4", "PUT": "1+434"},
     # Runs: readable by their owner, the ladder's reviewer and drivers; written by the owner
     # and drivers; reviewed by owners and reviewers.
     "api/^runs/$":                                   {"on": "leased_job", "GET": "1++++", "POST": "1+43+"},
@@ -132,6 +132,11 @@ MATRIX = {
     "ladders/<int:pk>/history/":                     {"on": "ladder", "GET": "L+4+4"},
     "ladders/<int:pk>/history/<int:record_id>/":     {"on": "record", "GET": "L+4+4"},
     "ladders/<int:pk>/compare/":                     {"on": "ladder", "GET": "L+4+4"},
+    "ladders/<int:pk>/pairwise/":                    {"on": "ladder", "GET": "L+4+4", "POST": "L+4+4"},
+    "ladders/<int:pk>/pairwise/results/":            {"on": "ladder", "GET": "L+4+4"},
+    "ladders/<int:pk>/agreement/":                   {"on": "ladder", "GET": "L+4+4"},
+    "ladders/<int:pk>/disagreements/":               {"on": "ladder", "GET": "L+4+4"},
+    "ladders/<int:pk>/backlog/":                     {"on": "ladder", "POST": "L+434"},
     "ladders/<int:pk>/standing":                     {"on": "ladder", "GET": "L+4+4"},
     "runs/<int:pk>/":                                {"on": "run", "GET": "L+4++"},
     "runs/<int:pk>/review":                          {"on": "run", "POST": "L+4+3"},
