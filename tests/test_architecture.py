@@ -133,3 +133,62 @@ def test_the_hooks_modules_send_only_these_hooks():
 
     assert sent(hooks) == set(RECEIVERS)
     assert sent(lifecycle) == set(LIFECYCLE)
+
+
+PYPROJECT = DOC.parent.parent / "pyproject.toml"
+
+
+def layers_section() -> str:
+    text = DOC.read_text()
+    return text[text.index("## Layers") : text.index("## Glossary")]
+
+
+def documented_layer(name: str) -> list[str]:
+    """The packages of a row of the Layers table, in the order written."""
+    for line in layers_section().splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split(" | ")]
+        if len(cells) >= 2 and cells[0] == name:
+            return re.findall(r"`([\w.]+)`", cells[1])
+    raise AssertionError(f"no {name!r} row in the Layers table")
+
+
+def contract_layers() -> list[list[str]]:
+    """The layers contract's layers, top first, each as its package names."""
+    import tomllib
+
+    config = tomllib.loads(PYPROJECT.read_text())["tool"]["importlinter"]["contracts"]
+    (layers,) = [c["layers"] for c in config if c["type"] == "layers"]
+    return [re.findall(r"[\w.]+", layer) for layer in layers]
+
+
+def test_the_shared_layer_is_the_import_contracts_bottom_layer():
+    assert documented_layer("shared") == contract_layers()[-1]
+
+
+def test_the_top_layer_lists_every_app_the_import_contract_puts_there():
+    assert documented_layer("top") == contract_layers()[1]
+
+
+def test_the_apps_are_listed_in_the_order_their_hooks_receivers_run():
+    from django.conf import settings
+
+    text = DOC.read_text()
+    written = text[text.index("Receivers run in the order") :].split("):")[0]
+    ours = ("loopweb.", "signals_app", "evalsets", "ladders")
+    installed = [app for app in settings.INSTALLED_APPS if app.startswith(ours)]
+    listed = [app for app in re.findall(r"`([\w.]+)`", written) if app.startswith(ours)]
+    assert listed == installed
+
+
+def test_every_folder_the_layout_names_exists_and_every_pages_folder_is_named():
+    root = DOC.parent.parent
+    named = re.findall(r"`((?:loopweb|ladders|signals_app|evalsets)/[\w/.]*)`", layers_section())
+    assert named, "the layout names its folders"
+    assert [path for path in named if not (root / path).exists()] == []
+    pages = {
+        f"{path.relative_to(root)}/"
+        for package in ("loopweb", "ladders", "signals_app", "evalsets")
+        for path in (root / package).rglob("pages")
+        if path.is_dir()
+    }
+    assert pages <= set(named)
