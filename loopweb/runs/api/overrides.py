@@ -16,7 +16,7 @@ from loopweb.runs import overrides
 from loopweb.runs.access import reviewable_runs, visible_runs
 from loopweb.runs.api import fields as f
 from loopweb.runs.api.permissions import CanReview
-from loopweb.runs.models import ChecklistOverride, Rating, Run
+from loopweb.runs.models import ChecklistOverride, Run
 from loopweb.runs.models.overrides import NOTE_MAX
 
 
@@ -41,14 +41,17 @@ class OverrideSerializer(serializers.Serializer):
         return True if standing is None else override.pk in standing
 
 
-RATING = f.ChoiceField(choices=Rating.choices, allow_null=True)
-
 OVERRIDDEN = inline_serializer(
     "Overridden",
     {
         "override": OverrideSerializer(),
-        "validatorRating": RATING,
-        "storedRating": RATING,
+        "validatorRating": f.CharField(
+            allow_null=True, help_text="The run's validator rating, the one the gate reads."
+        ),
+        "storedRating": f.CharField(
+            allow_null=True,
+            help_text="The run's stored rating, this override and the others that stand folded in.",
+        ),
     },
 )
 
