@@ -15,7 +15,7 @@ from ladders.models import Ladder
 from ladders.selectors import ladders_for
 from loopweb.reviewing import selectors, services
 from loopweb.reviewing.models import Choice, ReviewSettings
-from loopweb.runs.api import fields
+from loopweb.runs import json_fields as fields
 from loopweb.runs.models import Run
 
 NOT_REVIEWER = selectors.NOT_REVIEWER
