@@ -14,7 +14,7 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils import timezone
 
-from ladders import evidence, lifecycle, progress
+from ladders import evidence, freezing, lifecycle, progress
 from ladders.config import MAX_RUNGS, rung_problems
 from ladders.configuration import declared_combinations
 from ladders.models import (
@@ -80,7 +80,8 @@ def start_dispatch(*, ladder: Ladder, run_pass: bool = True, by: User | None = N
                 lifecycle.dispatch_replaced.send(Dispatch, dispatch=dispatch, final=final)
             DispatchClimber.objects.filter(dispatch=dispatch).delete()
             DispatchCell.objects.filter(dispatch=dispatch).delete()
-            FinalStanding.objects.filter(dispatch=dispatch).delete()
+            # Kept for the dispatch's record; the row it named is the new dispatch's now.
+            FinalStanding.objects.filter(dispatch=dispatch).update(dispatch=None)
         dispatch.dispatch_id = mint_dispatch_id()
         dispatch.status = DispatchStatus.RUNNING
         dispatch.snapshot = snapshot
@@ -173,7 +174,7 @@ def stop_dispatch(*, ladder: Ladder, cancel_running: bool = False, by: User | No
         cancelled = mark_canceled(jobs, cause=CancelCause.STOP)
         # The standing at the moment of the Stop is the dispatch's final one.
         [loaded] = evidence.load([dispatch])
-        final = progress.freeze(
+        final = freezing.freeze(
             dispatch,
             standing_of(loaded, running=False),
             cancel_running=cancel_running,

@@ -2,8 +2,9 @@ import secrets
 
 from django.conf import settings
 from django.db import models
+from django.utils.functional import cached_property
 
-from ladders import origins, statuses
+from ladders import document, origins, statuses
 from ladders.fields import JSONText
 from ladders.gate import defaults as gate_defaults
 from loopweb.runs.capture import Captured
@@ -230,31 +231,81 @@ class DispatchCell(models.Model):
 
 
 class FinalStanding(models.Model):
-    """What a dispatch reads once it has ended, written in the transaction that ends it (Stop,
-    Stop and cancel running, or the pass that finds it finished): its climbers' statuses, slot
-    statuses, tallies and the completed runs its slots held. Nothing that lands later changes
-    it; progress, the summary, the review queue and the journal read it. A new Run of the ladder
-    replaces it with the dispatch."""
+    """The standing of an ended dispatch, stored once: written in the transaction that ends it
+    (Stop, Stop and cancel running, or the pass that finds it finished) as one versioned
+    document (``ladders.document``). Nothing that lands later changes it. While its dispatch is
+    the ladder's latest, progress, the summary, the review queue and the journal read it; a new
+    Run detaches it (``dispatch`` emptied) and the dispatch's record (``loopweb.history``) keeps
+    reading it."""
 
-    dispatch = models.OneToOneField(
-        Dispatch, on_delete=models.CASCADE, primary_key=True, related_name="final"
+    # Unconstrained, as a record's reference: a standing is written while its dispatch is
+    # locked, and a Run holding the ladder's row waits for that lock. Django's collector still
+    # deletes a ladder's standings with it.
+    ladder = models.ForeignKey(
+        Ladder, on_delete=models.CASCADE, related_name="+", db_constraint=False
     )
-    slot_counts = models.JSONField()
-    # [{"body": <the climber as progress shows it>, "runs": [[runId, …] per slot],
-    #   "completed": [[runId, …] per slot]}, …]: the runs each slot held, and the completed ones.
-    climbers = JSONText()
-    frozen_at = models.DateTimeField()
-    #: How it ended: a Stop that cancelled running jobs too, and how many jobs the Stop cancelled
-    #: (False and 0 when it finished).
-    cancel_running = models.BooleanField(default=False)
-    cancelled = models.PositiveIntegerField(default=0)
-    #: Who pressed Run and Stop, by name, so the record written from this standing keeps them
-    #: when an account is deleted meanwhile ("" for nobody).
-    started_by_name = models.CharField(max_length=150, blank=True, default="")
-    stopped_by_name = models.CharField(max_length=150, blank=True, default="")
+    #: The ladder's dispatch row while this is its latest dispatch's standing (empty once a new
+    #: Run rewrote the row).
+    dispatch = models.OneToOneField(
+        Dispatch, null=True, blank=True, on_delete=models.SET_NULL, related_name="final"
+    )
+    #: The document's ``schemaVersion`` and the dispatch's head (``ladders.document``).
+    head = JSONText()
+    #: Each climber as progress shows it but for its slots, with how high it reached.
+    bodies = JSONText()
+    #: Per climber, ``{"slots", "runs", "completed"}``: its slots as progress shows them, the runs
+    #: each held and the completed ones.
+    slots = JSONText()
+
+    class Meta:
+        db_table = "ladders_final_standing"
 
     def __str__(self) -> str:
-        return f"final standing of {self.dispatch_id}"
+        return f"final standing of {self.dispatch_key}"
+
+    @property
+    def schema_version(self) -> int:
+        return self.head["schemaVersion"]
+
+    @property
+    def about(self) -> dict:
+        """The dispatch's head: id, status, configuration, who ran and stopped it, how it ended,
+        its slot counts and runs."""
+        return self.head["dispatch"]
+
+    @property
+    def dispatch_key(self) -> str:
+        return self.about["id"]
+
+    @property
+    def slot_counts(self) -> dict:
+        return self.about["slotCounts"]
+
+    @property
+    def cancel_running(self) -> bool:
+        return self.about["cancelRunning"]
+
+    @property
+    def cancelled(self) -> int:
+        return self.about["cancelled"]
+
+    @property
+    def started_by_name(self) -> str:
+        return self.about["startedBy"] or ""
+
+    @property
+    def stopped_by_name(self) -> str:
+        return self.about["stoppedBy"] or ""
+
+    @cached_property
+    def climbers(self) -> list[dict]:
+        """``[{"body", "runs", "completed", "skippedByStop"}]``: each climber as progress shows
+        it, the runs each of its slots held and the completed ones."""
+        return document.entries(self.bodies, self.slots)
+
+    def as_document(self) -> dict:
+        """The whole document."""
+        return document.join(self.head, self.bodies, self.slots)
 
 
 _LADDER_OF_DISPATCH = (

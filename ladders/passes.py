@@ -15,7 +15,7 @@ from django.db.models import Count, Q, QuerySet, Value
 from django.utils import timezone
 from psycopg.types.json import Jsonb
 
-from ladders import evidence, lifecycle, origins, progress
+from ladders import evidence, freezing, lifecycle, origins
 from ladders.models import (
     Dispatch,
     DispatchCell,
@@ -105,7 +105,7 @@ def run_launch_pass(*, ladder_id: int) -> PassReport | None:
             ]
             lifecycle.dispatch_needs_attention.send(Dispatch, dispatch=dispatch, climbers=blocked)
         if finished:
-            final = progress.freeze(dispatch, standing.ended())
+            final = freezing.freeze(dispatch, standing.ended())
             lifecycle.dispatch_ended.send(
                 Dispatch, dispatch=dispatch, final=final, by=None, cancel_running=False, cancelled=0
             )

@@ -277,36 +277,6 @@ def after_change(ladder: Ladder, live: Live, indexes: list[int]) -> Live:
 # Parts of an ended dispatch ---------------------------------------------------------------
 
 
-def freeze(
-    dispatch: Dispatch, standing: Standing, *, cancel_running: bool = False, cancelled: int = 0
-) -> FinalStanding:
-    """Write the final standing of a dispatch that is ending (in the transaction that ends it,
-    under the dispatch lock, so once: Run deletes it before a new dispatch may end); ``standing``
-    was evaluated as ended, so its running, blocked and pending slots read skipped and its
-    climbers still climbing stopped. The runs the Stop left unrun are counted now, with the jobs
-    still in flight that it let finish."""
-    climbers = [
-        {
-            "body": climber_json(c),
-            "runs": [[r.id for r in slot.runs] for slot in c.slots],
-            "completed": completed_runs(c),
-            "skippedByStop": c.skipped_by_stop,
-        }
-        for c in standing.climbers
-    ]
-    names = user_names(dispatch.started_by_id, dispatch.stopped_by_id)
-    return FinalStanding.objects.create(
-        dispatch=dispatch,
-        started_by_name=names.get(dispatch.started_by_id, ""),
-        stopped_by_name=names.get(dispatch.stopped_by_id, ""),
-        slot_counts=standing.slot_counts(),
-        climbers=climbers,
-        frozen_at=dispatch.ended_at,
-        cancel_running=cancel_running,
-        cancelled=cancelled,
-    )
-
-
 def user_names(*user_ids) -> dict[int, str]:
     """Usernames by id, of the users that still exist."""
     ids = {i for i in user_ids if i is not None}

@@ -128,7 +128,7 @@ def ladder_summaries(ladders: list[Ladder]) -> list[dict]:
     ladders = list(
         Ladder.objects.filter(pk__in=[ladder.pk for ladder in ladders])
         .select_related("dispatch", "dispatch__final")
-        .defer("dispatch__final__climbers")
+        .defer("dispatch__final__slots")
         .annotate(rung_count=Count("rungs"), climber_count=Subquery(climbers))
         .order_by("name", "id")
     )
@@ -148,7 +148,11 @@ def ladder_summaries(ladders: list[Ladder]) -> list[dict]:
         for d in dispatches.values()
         if d is not None and d.status == DispatchStatus.STOPPED and progress.final_of(d)
     ]
-    standings = {f.pk: f for f in FinalStanding.objects.filter(pk__in=stopped)} if stopped else {}
+    standings = (
+        {f.dispatch_id: f for f in FinalStanding.objects.filter(dispatch__in=stopped)}
+        if stopped
+        else {}
+    )
     rows = []
     for ladder in ladders:
         dispatch = dispatches[ladder.pk]

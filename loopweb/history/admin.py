@@ -18,10 +18,17 @@ class DispatchRecordAdmin(ReadOnlyAdmin):
         "ended_at",
         "stopped_by_name",
     ]
-    list_filter = ["status"]
-    list_select_related = ["ladder"]
+    list_select_related = ["ladder", "standing"]
     search_fields = ["dispatch_id", "ladder__name"]
-    hidden = ["slots"]  # thousands of cells: read them through the API or the console
+    hidden = ["slot_totals"]  # thousands of cells: read them through the API or the console
+
+    def get_queryset(self, request):
+        return (
+            super()
+            .get_queryset(request)
+            .select_related("standing")
+            .defer("standing__bodies", "standing__slots")
+        )
 
 
 @admin.register(Activity)

@@ -86,7 +86,7 @@ class HistoryView(GenericAPIView):
     )
     def get(self, request, pk: int):
         ladder = get_object_or_404(ladders_for(request.user), pk=pk)
-        page = self.paginate_queryset(selectors.records_of(ladder).defer("snapshot"))
+        page = self.paginate_queryset(selectors.records_of(ladder))
         return self.get_paginated_response([records.summary_json(r) for r in page])
 
 

@@ -114,7 +114,7 @@ def _count(raw, default: int, low: int, high: int) -> int:
 @require_safe
 def history(request, pk: int):
     ladder = viewable_ladder(request.user, pk)
-    page = Paginator(selectors.records_of(ladder).defer("snapshot"), PAGE_SIZE).get_page(
+    page = Paginator(selectors.records_of(ladder), PAGE_SIZE).get_page(
         request.GET.get("page")
     )
     n = _count(request.GET.get("n"), LINES, 2, 50)
@@ -275,7 +275,7 @@ def compare(request, pk: int):
         "ladder": ladder,
         "a": a,
         "b": b,
-        "choices": list(selectors.records_of(ladder).values_list("pk", "ended_at", "status")[:50]),
+        "choices": selectors.choices(ladder),
         "nav": "ladders",
     }
     alpha, change = request.GET.get("alpha"), request.GET.get("change")

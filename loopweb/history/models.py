@@ -1,14 +1,18 @@
 """Dispatch records and the ladder's activity: what the ladder itself does not keep.
 
-The ladder keeps only its latest dispatch (seed 004, "No history"); a record is a separate,
-read-only copy of a dispatch's final standing, written in the transaction that ends it.
+The ladder keeps only its latest dispatch (seed 004, "No history"); a record keeps an ended one
+for the history: it reads the dispatch's final standing, which a new Run leaves in place, and
+adds what its runs cost.
 """
+
+import datetime as dt
 
 from django.conf import settings
 from django.db import models
+from django.utils.functional import cached_property
 
+from ladders.document import TALLY
 from ladders.fields import JSONDocument
-from ladders.statuses import STOPPED, ended_climber_status
 
 
 def who_pressed() -> models.ForeignKey:
@@ -24,8 +28,10 @@ def who_pressed() -> models.ForeignKey:
 
 
 class DispatchRecord(models.Model):
-    """One ended dispatch: who ran and stopped it, each climber's height and status, each slot's
-    verdict and tally, and what its runs cost. Written once; never changed."""
+    """One ended dispatch as the history keeps it: its standing is the dispatch's own document
+    (``ladders.models.FinalStanding``, stored once), which the record reads; the record adds
+    what is the history's own: what the runs the dispatch launched cost, in all, per climber and
+    per slot, and a digest of the configuration it ran. Written once; never changed."""
 
     # No database constraints on a record's references: inserting a row with one takes a KEY
     # SHARE lock on the row it names, and a record is written while its dispatch is locked, so
@@ -35,28 +41,21 @@ class DispatchRecord(models.Model):
         "ladders.Ladder", on_delete=models.CASCADE, related_name="records", db_constraint=False
     )
     dispatch_id = models.CharField(max_length=40, unique=True)
-    status = models.CharField(max_length=16)  # finished or stopped
-    # The configuration the dispatch ran, and its digest: two records with the same
+    standing = models.OneToOneField(
+        "ladders.FinalStanding",
+        on_delete=models.CASCADE,
+        related_name="record",
+        db_constraint=False,
+    )
+    # A digest of the configuration the dispatch ran: two records with the same
     # ``configuration`` ran the same rungs, climbers' order, gate and limits.
     configuration = models.CharField(max_length=64)
-    snapshot = JSONDocument()
-    started_at = models.DateTimeField()
-    ended_at = models.DateTimeField()
-    # Who pressed Run and Stop; the names stay when the accounts are deleted.
-    started_by = who_pressed()
-    started_by_name = models.CharField(max_length=150, blank=True)
-    stopped_by = who_pressed()
-    stopped_by_name = models.CharField(max_length=150, blank=True)
-    cancel_running = models.BooleanField(default=False)
-    cancelled = models.PositiveIntegerField(default=0)
-    slot_counts = JSONDocument()
-    runs = JSONDocument()  # {total, done, inFlight} as the dispatch ended
     totals = JSONDocument()
-    # [{key, label, status, blockedReason, reached, currentRung, totals}] in climb order: what
-    # lists, charts and compares read without the slots.
-    climbers = JSONDocument()
-    # Per climber, per rung of the snapshot: [status, tally | null, totals | null] (``records``).
-    slots = JSONDocument()
+    # Per climber, in climb order: the totals of its slots.
+    climber_totals = JSONDocument(default=list)
+    # Per climber, per rung of the snapshot: its slot's totals as a list in ``costs.NAMES``
+    # order, null for a slot whose cell had no run the dispatch launched.
+    slot_totals = JSONDocument(default=list)
     recorded_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -64,30 +63,99 @@ class DispatchRecord(models.Model):
         indexes = [models.Index(fields=["ladder", "-id"], name="record_of_ladder")]
 
     def __str__(self) -> str:
-        return f"record of {self.dispatch_id} ({self.status})"
+        return f"record of {self.dispatch_id}"
 
     def save(self, *args, **kwargs):
         if not self._state.adding:
             raise ValueError("A dispatch record is written once and never changed.")
         super().save(*args, **kwargs)
 
-    @classmethod
-    def from_db(cls, db, field_names, values, **kwargs):
-        """A record of a stopped dispatch written before climbers could read stopped holds the
-        climbers the Stop caught as running or blocked: every read (the API, the exports, the
-        compare, the console) reads them stopped, as a record written now holds them."""
-        record = super().from_db(db, field_names, values, **kwargs)
-        loaded = record.__dict__
-        if loaded.get("status") == STOPPED and loaded.get("climbers"):
-            record.climbers = [_stopped(climber) for climber in record.climbers]
-        return record
+    # The dispatch's standing, as its document holds it -------------------------------------
+
+    @property
+    def schema_version(self) -> int:
+        return self.standing.schema_version
+
+    @property
+    def about(self) -> dict:
+        return self.standing.about
+
+    @property
+    def status(self) -> str:
+        return self.about["status"]
+
+    @property
+    def snapshot(self) -> dict:
+        return self.about["snapshot"]
+
+    @property
+    def started_at(self) -> dt.datetime | None:
+        return _moment(self.about["startedAt"])
+
+    @property
+    def ended_at(self) -> dt.datetime | None:
+        return _moment(self.about["endedAt"])
+
+    @property
+    def started_by_name(self) -> str:
+        return self.about["startedBy"] or ""
+
+    @property
+    def stopped_by_name(self) -> str:
+        return self.about["stoppedBy"] or ""
+
+    @property
+    def cancel_running(self) -> bool:
+        return self.about["cancelRunning"]
+
+    @property
+    def cancelled(self) -> int:
+        return self.about["cancelled"]
+
+    @property
+    def slot_counts(self) -> dict:
+        return self.about["slotCounts"]
+
+    @property
+    def runs(self) -> dict:
+        return self.about["runs"]
+
+    @cached_property
+    def climbers(self) -> list[dict]:
+        """``[{key, label, status, blockedReason, currentRung, reached, totals}]`` in climb
+        order: what lists, charts and compares read without the slots."""
+        return [
+            {
+                "key": c["key"],
+                "label": c["label"],
+                "status": c["status"],
+                "blockedReason": c.get("blockedReason"),
+                "currentRung": c.get("currentRung"),
+                "reached": c["reached"],
+                "totals": totals,
+            }
+            for c, totals in zip(self.standing.bodies, self.climber_totals, strict=True)
+        ]
+
+    @cached_property
+    def slots(self) -> list[list]:
+        """Per climber, per rung of the snapshot: ``[status, tally | null, totals | null]``,
+        the tally as a list in ``TALLY`` order."""
+        return [
+            [
+                [
+                    s["status"],
+                    [s["tally"][k] for k in TALLY] if s.get("tally") else None,
+                    totals,
+                ]
+                for s, totals in zip(held["slots"], row, strict=True)
+            ]
+            for held, row in zip(self.standing.slots, self.slot_totals, strict=True)
+        ]
 
 
-def _stopped(climber: dict) -> dict:
-    status = ended_climber_status(climber["status"])
-    if status == climber["status"]:
-        return climber
-    return {**climber, "status": status, "blockedReason": None}
+def _moment(value: str | None) -> dt.datetime | None:
+    return dt.datetime.fromisoformat(value) if value else None
 
 
 class Action(models.TextChoices):

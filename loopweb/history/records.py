@@ -1,39 +1,28 @@
-"""A dispatch's standing as a record: built from its final standing when it ends, or from its
-evidence while it runs (``live``), so a record and the running dispatch compare alike.
+"""A dispatch's record: its standing's document (the final standing, stored once by the
+ladder) and what its runs cost; or, while it runs, the same built from the ladder's board
+(``live``), so a record and the running dispatch compare alike.
 
-A record's ``slots`` hold, per climber and per rung of its snapshot, ``[status, tally, totals]``
+A record's ``slots`` read, per climber and per rung of its snapshot, ``[status, tally, totals]``
 with the tally as a list in ``TALLY`` order (null for a slot the climber never reached) and the
 totals as a list in ``costs.NAMES`` order (null for a slot whose cell had no run).
 """
 
 import hashlib
 import json
-from collections.abc import Sequence
 
 from django.db import IntegrityError, transaction
 from django.db.models import Exists, OuterRef, QuerySet
 
-from ladders import progress, shared_progress
+from ladders import document, freezing, progress, shared_progress
+from ladders.document import TALLY
 from ladders.models import Dispatch, DispatchStatus, FinalStanding
 from ladders.statuses import FAILED, PASSED
 from loopweb import stats
 from loopweb.history import costs
 from loopweb.history.models import DispatchRecord
 
-TALLY = ("counted", "rated", "unrated", "passing", "pending", "inFlight", "required")
 VERDICTS = (PASSED, FAILED)
 CURRENT = "current"
-
-
-def reached(slots: Sequence) -> int:
-    """The highest rung passed (1 for the lowest), 0 for none: a climb stops at its first
-    rung not passed."""
-    height = 0
-    for status in slots:
-        if status != PASSED:
-            break
-        height += 1
-    return height
 
 
 def configuration_id(snapshot: dict) -> str:
@@ -43,30 +32,20 @@ def configuration_id(snapshot: dict) -> str:
     return hashlib.sha256(text.encode()).hexdigest()
 
 
-def build(
-    dispatch: Dispatch,
-    bodies: list[dict],
-    *,
-    status: str,
-    slot_counts: dict,
-    runs: dict,
-    cancel_running: bool = False,
-    cancelled: int = 0,
-    names: tuple[str, str] | None = None,
-) -> DispatchRecord:
-    """The record (unsaved) of a dispatch's standing: ``bodies`` are its climbers as progress
-    shows them; what the runs the dispatch launched cost, by slot."""
+def build(dispatch: Dispatch, standing: FinalStanding) -> DispatchRecord:
+    """The record (unsaved) of a dispatch's ``standing``: what the runs the dispatch launched
+    cost, by slot, by climber and in all."""
+    held = standing.slots
     owner_of_cell: dict[str, tuple[int, int]] = {}
-    for i, body in enumerate(bodies):
-        for j, slot in enumerate(body["slots"]):
+    for i, climber in enumerate(held):
+        for j, slot in enumerate(climber["slots"]):
             if slot.get("cellKey"):
                 # Two rungs pinning one cell read the same runs: they are paid for once, on the
                 # lower rung.
                 owner_of_cell.setdefault(slot["cellKey"], (i, j))
     slot_totals: dict[tuple[int, int], dict] = {}
     dispatch_totals = costs.empty()
-    rows = costs.run_metrics(dispatch.origin_prefix)
-    for _, cell, metrics in rows:
+    for _, cell, metrics in costs.run_metrics(dispatch.origin_prefix):
         values = costs.reported(metrics)
         costs.add(dispatch_totals, values)
         where = owner_of_cell.get(cell)
@@ -75,93 +54,46 @@ def build(
             if totals is None:
                 totals = slot_totals[where] = costs.empty()
             costs.add(totals, values)
-
-    climbers, slots = [], []
-    for i, body in enumerate(bodies):
-        statuses = [s["status"] for s in body["slots"]]
-        mine = [slot_totals.get((i, j)) for j in range(len(statuses))]
-        climbers.append(
-            {
-                "key": body["key"],
-                "label": body["label"],
-                "status": body["status"],
-                "blockedReason": body.get("blockedReason"),
-                "currentRung": body.get("currentRung"),
-                "reached": reached(statuses),
-                "totals": costs.total(mine),
-            }
-        )
-        slots.append(
-            [
-                [
-                    s["status"],
-                    [s["tally"][k] for k in TALLY] if s.get("tally") else None,
-                    [t[k] for k in costs.NAMES] if t else None,
-                ]
-                for s, t in zip(body["slots"], mine, strict=True)
-            ]
-        )
-    if names is None:
-        known = progress.user_names(dispatch.started_by_id, dispatch.stopped_by_id)
-        names = known.get(dispatch.started_by_id, ""), known.get(dispatch.stopped_by_id, "")
+    climber_totals, slots = [], []
+    for i, climber in enumerate(held):
+        mine = [slot_totals.get((i, j)) for j in range(len(climber["slots"]))]
+        climber_totals.append(costs.total(mine))
+        slots.append([[t[k] for k in costs.NAMES] if t else None for t in mine])
     return DispatchRecord(
         ladder_id=dispatch.ladder_id,
         dispatch_id=dispatch.dispatch_id,
-        status=status,
+        standing=standing,
         configuration=configuration_id(dispatch.snapshot),
-        snapshot=dispatch.snapshot,
-        started_at=dispatch.started_at,
-        ended_at=dispatch.ended_at,
-        started_by_id=dispatch.started_by_id,
-        started_by_name=names[0],
-        stopped_by_id=dispatch.stopped_by_id,
-        stopped_by_name=names[1],
-        cancel_running=cancel_running,
-        cancelled=cancelled,
-        slot_counts=slot_counts,
-        runs=runs,
         totals=dispatch_totals,
-        climbers=climbers,
-        slots=slots,
-    )
-
-
-def of_final(dispatch: Dispatch, final: FinalStanding) -> DispatchRecord:
-    """The record of an ended dispatch, from its frozen final standing."""
-    parts = progress.frozen_parts(dispatch, final)
-    figures = progress.figures(dispatch, parts, runs_under_way=0)
-    return build(
-        dispatch,
-        [part.body for part in parts],
-        status=dispatch.status,
-        slot_counts=final.slot_counts,
-        runs=figures["runs"],
-        cancel_running=final.cancel_running,
-        cancelled=final.cancelled,
-        names=(final.started_by_name, final.stopped_by_name),
+        climber_totals=climber_totals,
+        slot_totals=slots,
     )
 
 
 def keep(dispatch: Dispatch, final: FinalStanding | None = None) -> DispatchRecord | None:
     """The ended dispatch's record, written now if it was not yet (once: the record's dispatch
     id is unique, and a writer that loses the race reads the winner's)."""
-    kept = DispatchRecord.objects.filter(dispatch_id=dispatch.dispatch_id).first()
+    kept = _recorded(dispatch.dispatch_id)
     if kept is not None:
         return kept
     final = final or progress.final_of(dispatch)
     if final is None:
         return None  # running, or ended before final standings were kept
-    record = of_final(dispatch, final)
+    record = build(dispatch, final)
     try:
         with transaction.atomic():
             record.save()
     except IntegrityError:
         # Another writer's record, committed first; any other integrity error is raised.
-        kept = DispatchRecord.objects.filter(dispatch_id=dispatch.dispatch_id).first()
+        kept = _recorded(dispatch.dispatch_id)
         if kept is None:
             raise
         return kept
     return record
+
+
+def _recorded(dispatch_id: str) -> DispatchRecord | None:
+    return DispatchRecord.objects.select_related("standing").filter(dispatch_id=dispatch_id).first()
 
 
 def unrecorded(ladder_id: int | None = None) -> QuerySet[Dispatch]:
@@ -175,9 +107,9 @@ def unrecorded(ladder_id: int | None = None) -> QuerySet[Dispatch]:
 
 
 def live(dispatch: Dispatch) -> DispatchRecord:
-    """The dispatch as it stands now, as an unsaved record (``pk`` None): from the ladder's shared
-    board while it runs (the computation its viewers share, made again only where it changed),
-    from its record once it has ended."""
+    """The dispatch as it stands now, as an unsaved record (``pk`` None) over an unsaved
+    document: from the ladder's shared board while it runs (the computation its viewers share,
+    made again only where it changed), from its record once it has ended."""
     if dispatch.status != DispatchStatus.RUNNING:
         kept = keep(dispatch)
         if kept is not None:
@@ -190,13 +122,28 @@ def live(dispatch: Dispatch) -> DispatchRecord:
         # Replaced since it was read: the board is the new dispatch's.
         return live(Dispatch.objects.get(pk=dispatch.pk))
     figures = board.figures or {}
-    record = build(
+    known = progress.user_names(board.dispatch.started_by_id, board.dispatch.stopped_by_id)
+    head = freezing.dispatch_head(
         board.dispatch,
-        [part.body for part in board.parts],
         status=figures.get("status", board.dispatch.status),
         slot_counts=figures.get("slotCounts", {}),
         runs=figures.get("runs", {}),
+        names=(
+            known.get(board.dispatch.started_by_id, ""),
+            known.get(board.dispatch.stopped_by_id, ""),
+        ),
     )
+    head, bodies, slots = document.compose(
+        head,
+        [
+            {"body": part.body, "runs": [list(ids) for ids in part.runs], "completed": []}
+            for part in board.parts
+        ],
+    )
+    standing = FinalStanding(
+        ladder_id=board.dispatch.ladder_id, head=head, bodies=bodies, slots=slots
+    )
+    record = build(board.dispatch, standing)
     board.memo["record"] = record
     return record
 
@@ -211,6 +158,7 @@ def _user(name: str) -> str | None:
 def head_json(record: DispatchRecord) -> dict:
     return {
         "id": record.pk if record.pk is not None else CURRENT,
+        "schemaVersion": record.schema_version,
         "dispatch": record.dispatch_id,
         "status": record.status,
         "configuration": record.configuration,

@@ -22,6 +22,9 @@ class TotalsSerializer(s.Serializer):
 
 class HeadSerializer(s.Serializer):
     id = s.JSONField(help_text="The record's id, or current for a dispatch not recorded yet.")
+    schemaVersion = s.IntegerField(
+        help_text="The version of the standing's document the record reads (docs/exports.md)."
+    )
     dispatch = s.CharField()
     status = s.CharField()
     configuration = s.CharField(help_text="A digest of the configuration the dispatch ran.")

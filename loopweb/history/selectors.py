@@ -11,8 +11,9 @@ from loopweb.runs.numbers import MAX_ID, typed_integer
 
 
 def records_of(ladder: Ladder) -> QuerySet[DispatchRecord]:
-    """The ladder's records, newest first, without their slots (what lists and charts read);
-    a dispatch that has just ended is among them even before its task has written its record."""
+    """The ladder's records with their standings, newest first, without their slots (what lists
+    and charts read); a dispatch that has just ended is among them even before its task has
+    written its record."""
     unrecorded = records.unrecorded(ladder.pk).first()
     if unrecorded is not None:
         records.keep(unrecorded)
@@ -26,13 +27,29 @@ def recent(ladder: Ladder, n: int) -> list[DispatchRecord]:
 
 
 def _listed(ladder: Ladder) -> QuerySet[DispatchRecord]:
-    return DispatchRecord.objects.filter(ladder=ladder).defer("slots").order_by("-id")
+    return (
+        DispatchRecord.objects.filter(ladder=ladder)
+        .select_related("standing")
+        .defer("slot_totals", "standing__slots")
+        .order_by("-id")
+    )
+
+
+def choices(ladder: Ladder, n: int = 50) -> list[tuple[int, object, str]]:
+    """(id, ended at, status) of the ladder's last ``n`` records, newest first: their heads
+    alone."""
+    listed = _listed(ladder).defer("totals", "climber_totals", "standing__bodies")[:n]
+    return [(r.pk, r.ended_at, r.status) for r in listed]
 
 
 def record_of(ladder: Ladder, record_id: int) -> DispatchRecord | None:
     if not 1 <= record_id <= MAX_ID:
         return None
-    return DispatchRecord.objects.filter(ladder=ladder, pk=record_id).first()
+    return (
+        DispatchRecord.objects.filter(ladder=ladder, pk=record_id)
+        .select_related("standing")
+        .first()
+    )
 
 
 def current(ladder: Ladder) -> DispatchRecord | None:

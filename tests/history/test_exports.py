@@ -6,10 +6,10 @@ import io
 
 import pytest
 
-from ladders import services
-from ladders.models import Ladder
+from ladders import document, services
+from ladders.models import FinalStanding, Ladder
 from loopweb import stats
-from loopweb.history import exports
+from loopweb.history import exports, records
 from loopweb.history.models import DispatchRecord
 from tests.history.helpers import PAID, PAID_BROKEN, compare, history, record
 from tests.ladders.builders import (
@@ -230,16 +230,36 @@ def _as_the_writer_writes(record) -> str:
 
 
 def _record(*, rungs, climbers, slots):
-    """A stopped dispatch's record, unsaved, of these rungs, climbers and slots."""
-    from loopweb.history.models import DispatchRecord
-
+    """A stopped dispatch's record, unsaved, of these rungs, climbers and slots (per slot
+    ``[status, tally as a list, totals as a list]``)."""
+    ids = [r["id"] for r in rungs]
+    entries = [
+        {
+            "body": {
+                **climber,
+                "slots": [
+                    {
+                        "rung": rung_id,
+                        "status": status,
+                        "tally": dict(zip(document.TALLY, tally, strict=True)) if tally else None,
+                    }
+                    for rung_id, (status, tally, _) in zip(ids, row, strict=True)
+                ],
+            },
+            "runs": [],
+            "completed": [],
+        }
+        for climber, row in zip(climbers, slots, strict=True)
+    ]
+    head, bodies, held = document.compose(
+        {"id": "d_1", "status": "stopped", "snapshot": {"rungs": rungs}}, entries
+    )
     return DispatchRecord(
         pk=7,
         dispatch_id="d_1",
-        status="stopped",
-        snapshot={"rungs": rungs},
-        climbers=climbers,
-        slots=slots,
+        standing=FinalStanding(head=head, bodies=bodies, slots=held),
+        climber_totals=[None] * len(climbers),
+        slot_totals=[[totals for _, _, totals in row] for row in slots],
     )
 
 
@@ -331,31 +351,43 @@ def test_a_stopped_dispatchs_record_and_its_csv_say_stopped_for_the_climbers_it_
     ]
 
 
-def test_a_record_stored_before_the_stopped_status_reads_stopped_in_the_api_csv_and_compare(
-    owner, owner_api, driver, run_tasks
-):
+def test_a_record_stored_before_the_stopped_status_reads_stopped_in_the_api_csv_and_compare():
     """A record of a stopped dispatch written before climbers could read stopped holds them as
-    running or blocked: every read maps them to stopped."""
-    ladder = stopped_mid_climb(owner, driver, run_tasks)
-    run_tasks()
-    kept = DispatchRecord.objects.get(ladder=ladder)
+    running or blocked: read into the dispatch's document (``document.from_record``, as the
+    history's migration to documents reads every older record), they read stopped everywhere."""
+    rungs = [{"id": "r1", "case": "c", "version": "1", "variant": "v", "engine": None}]
     old = [
-        {**c, "status": was, "blockedReason": "failing" if was == "blocked" else None}
-        for c, was in zip(kept.climbers, ["completed", "failed", "running", "blocked"], strict=True)
+        {"key": f"k{i}", "label": f"K{i}", "status": was, "currentRung": "r1", "reached": 0}
+        | ({"blockedReason": "failing"} if was == "blocked" else {"blockedReason": None})
+        for i, was in enumerate(["completed", "failed", "running", "blocked"])
     ]
-    DispatchRecord.objects.filter(pk=kept.pk).update(climbers=old)
-
-    [row] = history(owner_api, ladder)["results"]
-    assert [c["status"] for c in row["climbers"]] == ["completed", "failed", "stopped", "stopped"]
-    assert [c["blockedReason"] for c in row["climbers"]] == [None] * 4
-    body = record(owner_api, ladder, kept.pk)
-    assert [c["status"] for c in body["climbers"]] == ["completed", "failed", "stopped", "stopped"]
-    rows = parsed(owner_api.get(f"/api/ladders/{ladder.pk}/history/{kept.pk}?format=csv"))
-    assert [r["climber_status"] for r in rows[::2]] == ["completed", "failed", "stopped", "stopped"]
-    both = compare(owner_api, ladder, kept.pk, kept.pk)
-    assert [c["a"]["status"] for c in both["climbers"]] == [
-        "completed",
-        "failed",
-        "stopped",
-        "stopped",
-    ]
+    head, bodies, held = document.from_record(
+        {
+            "id": "d_1",
+            "status": "stopped",
+            "snapshot": {"rungs": rungs},
+            "startedAt": "2030-01-01T00:00:00+00:00",
+            "endedAt": "2030-01-01T00:01:00+00:00",
+            "startedBy": None,
+            "stoppedBy": None,
+            "cancelRunning": False,
+            "cancelled": 0,
+            "slotCounts": {"skipped": 4},
+            "runs": {"total": 4, "done": 4, "inFlight": 0},
+        },
+        old,
+        [[["skipped", None, None]] for _ in old],
+        ["r1"],
+    )
+    kept = DispatchRecord(
+        pk=7,
+        dispatch_id="d_1",
+        standing=FinalStanding(head=head, bodies=bodies, slots=held),
+        climber_totals=[None] * 4,
+        slot_totals=[[None] for _ in old],
+    )
+    stopped = ["completed", "failed", "stopped", "stopped"]
+    assert [c["status"] for c in records.summary_json(kept)["climbers"]] == stopped
+    assert [c["blockedReason"] for c in kept.climbers] == [None] * 4
+    rows = list(csv.DictReader(io.StringIO(exports.standing_csv(kept))))
+    assert [r["climber_status"] for r in rows] == stopped

@@ -139,8 +139,8 @@ OWNED = {
     ),
     "dispatch record": Owned(
         lambda c: DispatchRecord.objects.get(ladder=c.history()),
-        {"status": "finished", "cancelled": "9"},
-        hidden=frozenset({"slots"}),  # thousands of cells: the console and the API show them
+        {"configuration": "forged", "totals": "{}"},
+        hidden=frozenset({"slot_totals"}),  # thousands of cells: the console and the API show them
     ),
     "activity": Owned(
         lambda c: Activity.objects.filter(ladder=c.history()).first(), {"action": "stop"}

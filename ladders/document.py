@@ -1,0 +1,150 @@
+"""The standing of an ended dispatch as one stored document, and the readers of its older forms.
+
+A document is ``{"schemaVersion", "dispatch": {…}, "climbers": [{…}]}``: the dispatch's head
+(its id, status, who ran and stopped it, its configuration, slot counts and runs as it ended)
+and each climber as progress shows it, with how high it reached and, per slot, the runs the slot
+held and the completed ones among them. It is kept in three parts of one row
+(``ladders.models.FinalStanding``), so that a reader reads only what it shows: ``head`` (the
+version and the dispatch's head: what a list of dispatches reads), ``bodies`` (each climber but
+its slots: what lists, charts and compares add) and ``slots`` (per climber: its slots' bodies,
+runs and completed runs, the bulk of a large board). ``join`` makes the whole document again.
+
+docs/decisions/one-standing-document.md says why, and how a version is added.
+"""
+
+from typing import Any
+
+from ladders.statuses import PASSED, ended_climber_status
+
+Json = dict[str, Any]
+#: A document's three stored parts: its head, its climbers' bodies, their slots.
+Parts = tuple[Json, list[Json], list[Json]]
+
+#: The version a document is written in. Version 1 is the final standing before it carried one
+#: (``from_v1``); a record written before then is read through ``from_record``.
+SCHEMA_VERSION = 2
+
+#: What a climber of the document holds beside its body as progress shows it.
+EXTRA = ("reached", "skippedByStop")
+
+#: Per slot, what the ``slots`` part holds beside the slot's body.
+HELD = ("runs", "completed")
+
+
+def reached(statuses: list[str | None]) -> int:
+    """The highest rung passed (1 for the lowest), 0 for none: a climb stops at its first rung
+    not passed."""
+    height = 0
+    for status in statuses:
+        if status != PASSED:
+            break
+        height += 1
+    return height
+
+
+def compose(dispatch: Json, climbers: list[Json]) -> Parts:
+    """The document's three parts, from the dispatch's head and its climbers as
+    ``{"body", "runs", "completed", "skippedByStop"}`` (``body`` as progress shows it)."""
+    bodies: list[Json] = []
+    slots: list[Json] = []
+    for climber in climbers:
+        body = climber["body"]
+        light = {k: v for k, v in body.items() if k != "slots"}
+        light["reached"] = reached([s.get("status") for s in body["slots"]])
+        light["skippedByStop"] = climber.get("skippedByStop")
+        bodies.append(light)
+        slots.append(
+            {"slots": body["slots"], "runs": climber["runs"], "completed": climber["completed"]}
+        )
+    return {"schemaVersion": SCHEMA_VERSION, "dispatch": dispatch}, bodies, slots
+
+
+def entries(bodies: list[Json], slots: list[Json]) -> list[Json]:
+    """Each climber as ``{"body", "runs", "completed", "skippedByStop"}``: the body as progress
+    shows it, the runs each slot held and the completed ones (``compose`` undone)."""
+    out: list[Json] = []
+    for light, held in zip(bodies, slots, strict=True):
+        body = {k: v for k, v in light.items() if k not in EXTRA}
+        body["slots"] = held["slots"]
+        out.append(
+            {
+                "body": body,
+                "runs": held["runs"],
+                "completed": held["completed"],
+                "skippedByStop": light.get("skippedByStop"),
+            }
+        )
+    return out
+
+
+def join(head: Json, bodies: list[Json], slots: list[Json]) -> Json:
+    """The whole document: each climber with its slots and the runs they held."""
+    return {
+        **head,
+        "climbers": [{**light, **held} for light, held in zip(bodies, slots, strict=True)],
+    }
+
+
+# Older forms --------------------------------------------------------------------------------
+
+
+def from_v1(dispatch: Json, climbers: list[Json]) -> Parts:
+    """A final standing stored before documents carried a version: its climbers were
+    ``[{"body", "runs", "completed", "skippedByStop"?}]`` in a column of their own, the slot
+    counts, names and how it ended in columns beside them (gathered into ``dispatch`` by the
+    caller). A standing frozen before ``skippedByStop`` was counted keeps it null: progress
+    counts it from the slots. A climber a Stop caught running or blocked, stored before
+    climbers could read stopped, reads stopped at the rung it stood on."""
+    return compose(dispatch, [{**c, "body": _ended(c["body"])} for c in climbers])
+
+
+def _ended(body: Json) -> Json:
+    status = ended_climber_status(body.get("status", ""))
+    if status == body.get("status", ""):
+        return body
+    return {**body, "status": status, "blockedReason": None, "problem": None, "attempts": None}
+
+
+def from_record(
+    dispatch: Json, climbers: list[Json], slots: list[list[list[Any]]], rung_ids: list[str]
+) -> Parts:
+    """The standing a dispatch record held before records read the dispatch's document: per
+    climber ``{key, label, status, blockedReason, currentRung, reached, totals}`` and per slot
+    ``[status, tally as a list in TALLY order | null, totals | null]``. What a record never
+    kept (the runs a slot held, a climber's problem and attempts, the cells) reads null or
+    empty; its tally and pass rate are the record's."""
+    bodies: list[Json] = []
+    for climber, row in zip(climbers, slots, strict=True):
+        slot_bodies: list[Json] = []
+        for rung_id, (status, tally, _) in zip(rung_ids, row, strict=True):
+            tallied = dict(zip(TALLY, tally, strict=True)) if tally else None
+            slot_bodies.append(
+                {"rung": rung_id, "status": status, "cellKey": None, "tally": tallied}
+            )
+        current = next((s for s in slot_bodies if s["rung"] == climber.get("currentRung")), None)
+        bodies.append(
+            {
+                "body": {
+                    "key": climber["key"],
+                    "label": climber["label"],
+                    "status": ended_climber_status(climber["status"]),
+                    "blockedReason": climber.get("blockedReason")
+                    if ended_climber_status(climber["status"]) == climber["status"]
+                    else None,
+                    "problem": None,
+                    "attempts": None,
+                    "currentRung": climber.get("currentRung"),
+                    "cellKey": None,
+                    "tally": current["tally"] if current else None,
+                    "slots": slot_bodies,
+                },
+                "runs": [[] for _ in slot_bodies],
+                "completed": [[] for _ in slot_bodies],
+                "skippedByStop": None,
+            }
+        )
+    return compose(dispatch, bodies)
+
+
+#: A tally's fields in the order a record before version 2 listed them.
+TALLY = ("counted", "rated", "unrated", "passing", "pending", "inFlight", "required")
