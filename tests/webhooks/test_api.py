@@ -28,6 +28,7 @@ def test_registering_answers_the_secret_once_and_fills_in_defaults(owner_api, ow
         "proposal.regressed",
         "proposal.held_costlier",
         "proposal.inconclusive",
+        "review.backlog",
     ]
     assert body["owner"] == owner.username and body["failing"] is False
     assert body["deploymentWide"] is False

@@ -32,7 +32,7 @@ def test_an_owner_registers_a_webhook_and_sees_its_secret_once(owner, receiver):
     assert subscription.secret not in again.content.decode()
     assert (subscription.owner, subscription.events, subscription.active) == (owner, ALL, True)
     listing = text_of(browser.get("/settings/webhooks/"))
-    assert receiver.url in listing and "8 events" in listing
+    assert receiver.url in listing and "9 events" in listing
 
 
 def test_a_bad_url_is_shown_beside_the_field_and_nothing_is_saved(owner):
