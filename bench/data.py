@@ -8,6 +8,7 @@ from django.db import connection
 from django.utils import timezone
 
 from ladders import services
+from ladders.config import ladder_body, rung_body
 from ladders.models import Dispatch
 from loopweb.runs.cells import CasePin, CombinationCell, cell_key
 from loopweb.runs.models import Case, CaseVersion, Combination, ModelEntry, Role, Run
@@ -55,32 +56,13 @@ def ladder_with_runs(*, climbers: int, rungs: int, runs_per_cell: int, unrelated
     combos = list(Combination.objects.filter(model__startswith=f"b{tag}-m").order_by("id"))
     ladder = services.save_ladder(
         owner=owner,
-        data={
-            "name": f"bench {tag}",
-            "rungs": [
-                {
-                    "case": v.case.slug,
-                    "version": "1",
-                    "variant": "default",
-                    "engine": None,
-                    "runs": None,
-                }
-                for v in versions
-            ],
-            "groups": [],
-            "combinations": [c.pk for c in combos],
-            "gate": {
-                "floor": "scuffed",
-                "threshold": {"count": 1},
-                "unloadedCountsAsBroken": True,
-                "earlyStop": False,
-            },
-            "runsPerCell": runs_per_cell,
-            "runsInFlightLimit": 10_000,
-            "retryCount": 1,
-            "outerAxis": "rung",
-            "reviewers": [],
-        },
+        data=ladder_body(
+            name=f"bench {tag}",
+            rungs=[rung_body(v.case.slug, "1") for v in versions],
+            combinations=[c.pk for c in combos],
+            runsPerCell=runs_per_cell,
+            runsInFlightLimit=10_000,
+        ),
     )
     rng = random.Random(1)  # noqa: S311
     rows = []

@@ -18,6 +18,7 @@ from bench.measure import Timing, interleaved
 from bench.production import ProductionServer
 from bench.runner import Row
 from ladders import services, shared_progress
+from ladders.config import ladder_body, rung_body
 from ladders.models import Ladder
 from loopweb.runs import services as run_services
 from loopweb.runs.cells import CasePin, CombinationCell, cell_key
@@ -66,32 +67,13 @@ def running_ladder(*, climbers: int, rungs: int, tag: str) -> Ladder:
     )
     ladder = services.save_ladder(
         owner=owner,
-        data={
-            "name": f"bench {tag}",
-            "rungs": [
-                {
-                    "case": f"{tag}-case-{i}",
-                    "version": "1",
-                    "variant": "default",
-                    "engine": None,
-                    "runs": None,
-                }
-                for i in range(rungs)
-            ],
-            "groups": [],
-            "combinations": ids,
-            "gate": {
-                "floor": "scuffed",
-                "threshold": {"count": 1},
-                "unloadedCountsAsBroken": True,
-                "earlyStop": False,
-            },
-            "runsPerCell": 1,
-            "runsInFlightLimit": 10_000,
-            "retryCount": 0,
-            "outerAxis": "rung",
-            "reviewers": [],
-        },
+        data=ladder_body(
+            name=f"bench {tag}",
+            rungs=[rung_body(f"{tag}-case-{i}", "1") for i in range(rungs)],
+            combinations=ids,
+            runsInFlightLimit=10_000,
+            retryCount=0,
+        ),
     )
     # Nothing else is waiting for a driver: every claimed job is this ladder's.
     Job.objects.filter(status__in=[JobStatus.QUEUED, JobStatus.PENDING]).update(status="canceled")

@@ -1,13 +1,11 @@
 """Measuring one checkpoint from two workers at once records it once (PostgreSQL, real threads)."""
 
-import threading
-
 import pytest
-from django.db import connections
 
 from evalsets import services
 from evalsets.models import OutcomeResult, RevertDraft
 from tests.evalsets.helpers import apply, journal, make_evalset, propose, t
+from tests.support.threads import succeeded, together
 
 pytestmark = [
     pytest.mark.django_db(transaction=True),
@@ -19,25 +17,7 @@ WORKERS = 4
 
 def race(target, times: int) -> list:
     """Run ``target`` in ``times`` threads released together; return what each returned."""
-    barrier = threading.Barrier(times)
-    outcomes: list = [None] * times
-
-    def work(index):
-        try:
-            barrier.wait()
-            outcomes[index] = target()
-        except Exception as exc:  # surfaced by the assertion below
-            outcomes[index] = exc
-        finally:
-            connections.close_all()
-
-    threads = [threading.Thread(target=work, args=(i,)) for i in range(times)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(timeout=60)
-    assert not [o for o in outcomes if isinstance(o, Exception)], outcomes
-    return outcomes
+    return succeeded(together(times, lambda index: target(), timeout=60))
 
 
 @pytest.mark.parametrize("round_", range(3))

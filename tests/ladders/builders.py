@@ -5,6 +5,7 @@ from collections.abc import Callable
 from django.utils import timezone
 
 from ladders import services
+from ladders.config import ladder_body, rung_body
 from ladders.models import Ladder
 from loopweb.runs import services as run_services
 from loopweb.runs.cells import CasePin
@@ -29,38 +30,13 @@ def climbers(n: int, prefix: str = "m"):
 
 
 def config(**overrides) -> dict:
-    data = {
-        "name": "climb",
-        "rungs": [],
-        "groups": [],
-        "combinations": [],
-        "gate": {
-            "floor": "scuffed",
-            "threshold": {"count": 1},
-            "unloadedCountsAsBroken": True,
-            "earlyStop": False,
-        },
-        "runsPerCell": 1,
-        "runsInFlightLimit": None,
-        "retryCount": 1,
-        "outerAxis": "rung",
-        "reviewers": [],
-    }
-    gate = overrides.pop("gate", None)
-    if gate:
-        data["gate"] = {**data["gate"], **gate}
-    data.update(overrides)
-    return data
+    """The standard ladder (``ladders.config.ladder_body``) with ``overrides``; a partial
+    ``gate`` is laid over the gate's defaults."""
+    return ladder_body(gate_given=overrides.pop("gate", None), **overrides)
 
 
 def rung(version, runs=None, engine=None, variant="default") -> dict:
-    return {
-        "case": version.case.slug,
-        "version": version.version,
-        "variant": variant,
-        "engine": engine,
-        "runs": runs,
-    }
+    return rung_body(version.case.slug, version.version, variant=variant, engine=engine, runs=runs)
 
 
 def make_ladder(owner, rung_versions, combos, **overrides) -> Ladder:

@@ -29,14 +29,9 @@ from tests.ladders.builders import (
     work,
 )
 from tests.runs.helpers import hand_job, outside_run
+from tests.support.ladders import start
 
 IN_FLIGHT = ["queued", "pending", "dispatched", "starting", "running"]
-
-
-def start(owner, steps, combos, **overrides):
-    ladder = make_ladder(owner, steps, combos, **overrides)
-    services.start_dispatch(ladder=ladder)
-    return ladder
 
 
 def first_climber(ladder) -> dict:

@@ -33,12 +33,7 @@ from tests.ladders.builders import (
     work,
 )
 from tests.runs.helpers import at, hand_job, outside_run
-
-
-def start(owner, steps, combos, **overrides):
-    ladder = make_ladder(owner, steps, combos, **overrides)
-    services.start_dispatch(ladder=ladder)
-    return ladder
+from tests.support.ladders import start
 
 
 def launch_order(ladder, combos) -> list[tuple[int, str]]:

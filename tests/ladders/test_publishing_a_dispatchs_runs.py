@@ -12,21 +12,15 @@ from tests.ladders.builders import (
     claim_all,
     climbers,
     foreign_job,
-    make_ladder,
     progress_of,
     push,
     versions,
     work,
 )
 from tests.runs.helpers import at, hand_job, outside_run
+from tests.support.ladders import start
 
 MODEL_FAILURES = ["catastrophic", "timedOut", "harnessError", "limitExceeded", "hung"]
-
-
-def start(owner, steps, combos, **overrides):
-    ladder = make_ladder(owner, steps, combos, **overrides)
-    services.start_dispatch(ladder=ladder)
-    return ladder
 
 
 def published(run) -> bool:

@@ -14,7 +14,6 @@ from tests.ladders.builders import (
     dispatch_of,
     fail,
     ladder_jobs,
-    make_ladder,
     progress_of,
     push,
     queued,
@@ -22,15 +21,10 @@ from tests.ladders.builders import (
     versions,
     work,
 )
+from tests.support.ladders import start
 
 RETRIED = ["infrastructure", "catastrophic", "harnessError", "hung"]
 NOT_RETRIED = ["timedOut", "limitExceeded", "completed"]
-
-
-def start(owner, steps, combos, **overrides):
-    ladder = make_ladder(owner, steps, combos, **overrides)
-    services.start_dispatch(ladder=ladder)
-    return ladder
 
 
 def post_ladder(api, **overrides):

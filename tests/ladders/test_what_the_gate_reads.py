@@ -11,13 +11,13 @@ from tests.ladders.builders import (
     UNLOADED,
     claim_all,
     climbers,
-    make_ladder,
     progress_of,
     push,
     queued,
     versions,
 )
 from tests.runs.helpers import at, outside_run, push_body
+from tests.support.ladders import start
 
 MODEL_FAILURES = ["catastrophic", "timedOut", "harnessError", "limitExceeded", "hung"]
 PASSABLE = {  # both critical items and 3 of 5: passable
@@ -29,12 +29,6 @@ SCUFFED = {  # a critical item failed, one item passed: scuffed
     "toolchain": {"build": "ok", "loaded": True},
 }
 BUILD_FAILED = {**PERFECT, "toolchain": {"build": "failed", "loaded": True}}
-
-
-def start(owner, steps, combos, **overrides):
-    ladder = make_ladder(owner, steps, combos, **overrides)
-    services.start_dispatch(ladder=ladder)
-    return ladder
 
 
 def first_climber(ladder) -> dict:

@@ -19,7 +19,6 @@ from tests.ladders.builders import (
     config,
     dispatch_of,
     ladder_jobs,
-    make_ladder,
     progress_of,
     push,
     queued,
@@ -27,15 +26,10 @@ from tests.ladders.builders import (
     versions,
 )
 from tests.runs.helpers import hand_job, outside_run
+from tests.support.ladders import start
 
 PROPERTY = settings(max_examples=400, deadline=None, derandomize=True, database=None)
 RATINGS = ["flawless", "great", "passable", "scuffed", "broken"]
-
-
-def start(owner, steps, combos, **overrides):
-    ladder = make_ladder(owner, steps, combos, **overrides)
-    services.start_dispatch(ladder=ladder)
-    return ladder
 
 
 def first_climber(ladder) -> dict:

@@ -2,16 +2,15 @@
 per address, with a clear 429 and Retry-After."""
 
 import re
-import threading
 
 import pytest
-from django.db import connection
 from django.test import Client
 from rest_framework.test import APIClient
 
 from loopweb.ops.models import SignInCount
 from loopweb.ops.throttle import counter_key
 from tests.factories import UserFactory
+from tests.support.threads import succeeded, together
 
 pytestmark = pytest.mark.django_db
 
@@ -109,21 +108,12 @@ def test_the_address_behind_proxies_is_the_one_the_outermost_proxy_saw(settings,
 def test_concurrent_failures_are_all_counted(alice, settings):
     settings.LOOPWEB_SIGNIN_USER_LIMIT = (100, 900)
     settings.LOOPWEB_SIGNIN_ADDRESS_LIMIT = (100, 300)
-    barrier = threading.Barrier(8)
 
     def guess(i):
-        try:
-            barrier.wait()
-            for _ in range(3):
-                token(APIClient(), "alice", f"guess{i}", address=f"10.1.0.{i}")
-        finally:
-            connection.close()
+        for _ in range(3):
+            token(APIClient(), "alice", f"guess{i}", address=f"10.1.0.{i}")
 
-    threads = [threading.Thread(target=guess, args=(i,)) for i in range(8)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
+    succeeded(together(8, guess))
     assert SignInCount.objects.get(key=counter_key("user", "alice")).count == 24
 
 

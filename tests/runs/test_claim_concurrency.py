@@ -1,10 +1,8 @@
 """SPEC §9–§10: drivers claiming at once, on PostgreSQL, with real threads and connections."""
 
-import threading
 from collections import Counter
 
 import pytest
-from django.db import connection
 
 from loopweb.runs import services
 from loopweb.runs.cells import CasePin
@@ -12,35 +10,12 @@ from loopweb.runs.errors import Conflict
 from loopweb.runs.models import Combination, Job, Run
 from tests.factories import CombinationFactory, UserFactory
 from tests.runs.helpers import PERFECT, claim, hand_job
+from tests.support.threads import together
 
 # PostgreSQL: twenty writers at once, row locks and SKIP LOCKED.
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.postgres]
 
 THREADS = 20
-
-
-def in_threads(count: int, work) -> list:
-    """Run ``work(index)`` in ``count`` threads released together; return results or errors."""
-    barrier = threading.Barrier(count)
-    results: list = [None] * count
-
-    def target(index):
-        try:
-            barrier.wait(timeout=30)
-            results[index] = work(index)
-        except Exception as exc:  # noqa: BLE001 - reported by the test
-            results[index] = exc
-        finally:
-            # Each thread has its own connection; close it so the test database can be flushed.
-            connection.close()
-
-    threads = [threading.Thread(target=target, args=(i,)) for i in range(count)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(timeout=120)
-    assert not any(thread.is_alive() for thread in threads)
-    return results
 
 
 @pytest.fixture
@@ -57,7 +32,7 @@ def test_twenty_drivers_claiming_at_once_never_claim_one_job_twice(owner, versio
             claimed.extend((job.pk, drivers[index].pk) for job in batch)
         return claimed
 
-    results = in_threads(THREADS, drain)
+    results = together(THREADS, drain)
 
     errors = [r for r in results if isinstance(r, Exception)]
     assert errors == []
@@ -73,7 +48,7 @@ def test_twenty_drivers_claiming_at_once_never_claim_one_job_twice(owner, versio
 def test_twenty_drivers_claiming_one_job_at_once_give_it_to_exactly_one(owner, version, drivers):
     job = hand_job(owner, version, CombinationFactory())
 
-    results = in_threads(THREADS, lambda index: services.claim_jobs(driver=drivers[index], limit=1))
+    results = together(THREADS, lambda index: services.claim_jobs(driver=drivers[index], limit=1))
 
     assert [r for r in results if isinstance(r, Exception)] == []
     winners = [index for index, batch in enumerate(results) if batch]
@@ -99,7 +74,7 @@ def test_pushes_of_one_run_at_once_store_one_run_and_end_the_attempt_once(
         )
         return created
 
-    results = in_threads(8, push)
+    results = together(8, push)
 
     assert [r for r in results if isinstance(r, Exception)] == []
     assert sorted(results) == [False] * 7 + [True]
@@ -126,7 +101,7 @@ def test_reviews_of_one_run_by_one_reviewer_at_once_record_one_review(
             return "conflict"
         return "recorded"
 
-    results = in_threads(8, review)
+    results = together(8, review)
 
     assert sorted(results) == ["conflict"] * 7 + ["recorded"]
     assert run.reviews.count() == 1
@@ -137,7 +112,7 @@ def test_owners_creating_the_same_combination_at_once_get_one_and_a_400(token_cl
     clients = [token_client(owner) for owner in owners]
     body = {"kind": "harness", "harness": "aider", "model": "gpt-x", "provider": "acme"}
 
-    results = in_threads(
+    results = together(
         len(clients), lambda index: clients[index].post("/api/combinations/", body, format="json")
     )
 

@@ -26,6 +26,7 @@ from django.tasks import TaskResultStatus
 from django_tasks_db.models import DBTaskResult
 
 from ladders import services
+from ladders.config import ladder_body, rung_body
 from ladders.models import Dispatch
 from ladders.tasks import launch_pass
 from loopweb.ops.models import WorkerProcess
@@ -153,32 +154,12 @@ def build_ladder(owner, size: Size, tag: str = "scale"):
     )
     return services.save_ladder(
         owner=owner,
-        data={
-            "name": f"{tag} climb",
-            "rungs": [
-                {
-                    "case": v.case.slug,
-                    "version": "1",
-                    "variant": "default",
-                    "engine": None,
-                    "runs": None,
-                }
-                for v in versions
-            ],
-            "groups": [],
-            "combinations": [c.pk for c in combos],
-            "gate": {
-                "floor": "scuffed",
-                "threshold": {"count": 1},
-                "unloadedCountsAsBroken": True,
-                "earlyStop": False,
-            },
-            "runsPerCell": 1,
-            "runsInFlightLimit": max(8, size.drivers * 2),
-            "retryCount": 1,
-            "outerAxis": "rung",
-            "reviewers": [],
-        },
+        data=ladder_body(
+            name=f"{tag} climb",
+            rungs=[rung_body(v.case.slug, "1") for v in versions],
+            combinations=[c.pk for c in combos],
+            runsInFlightLimit=max(8, size.drivers * 2),
+        ),
     )
 
 

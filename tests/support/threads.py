@@ -1,0 +1,65 @@
+"""Running work in threads against the database, as concurrent requests and workers do: each
+thread has its own connection, closed when it ends so the test database can be flushed."""
+
+import threading
+from collections.abc import Callable
+from typing import Any
+
+from django.db import connections
+
+
+def together(count: int, work: Callable[[int], Any], *, timeout: float = 120) -> list:
+    """Run ``work(index)`` in ``count`` threads released at the same moment; what each returned,
+    or the exception it raised, in index order."""
+    barrier = threading.Barrier(count)
+    results: list = [None] * count
+
+    def body(index: int) -> None:
+        try:
+            barrier.wait(timeout=30)
+            results[index] = work(index)
+        except Exception as exc:  # noqa: BLE001 - the caller reads it
+            results[index] = exc
+        finally:
+            connections.close_all()
+
+    threads = [threading.Thread(target=body, args=(i,)) for i in range(count)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=timeout)
+    assert not any(thread.is_alive() for thread in threads), "a thread never finished"
+    return results
+
+
+def succeeded(results: list) -> list:
+    """``results`` of ``together``, failing the test with the exceptions if any was raised."""
+    errors = [r for r in results if isinstance(r, Exception)]
+    assert not errors, errors
+    return results
+
+
+class Background:
+    """``work()`` running in a thread of its own; ``join`` waits for it and raises what it
+    raised."""
+
+    def __init__(self, work: Callable[[], Any]):
+        self.result: Any = None
+        self.error: BaseException | None = None
+        self.thread = threading.Thread(target=self._body, args=(work,), daemon=True)
+        self.thread.start()
+
+    def _body(self, work: Callable[[], Any]) -> None:
+        try:
+            self.result = work()
+        except BaseException as exc:  # noqa: BLE001 - raised again by join
+            self.error = exc
+        finally:
+            connections.close_all()
+
+    def join(self, timeout: float = 30) -> Any:
+        self.thread.join(timeout)
+        assert not self.thread.is_alive(), "the work never finished"
+        if self.error is not None:
+            raise self.error
+        return self.result
