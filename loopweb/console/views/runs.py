@@ -128,6 +128,7 @@ def run_overrides(request, pk: int):
             "values": values,
             "back": back,
             "saved": saved,
+            "swapped": True,
         }
         return render(request, "console/_overrides.html", context)
     if errors:
