@@ -7,15 +7,13 @@ committed, and both launched: a double launch the per-ladder claim cannot preven
 locks the cells it is about to launch into and re-reads their room under the locks.
 """
 
-import threading
-
 import pytest
-from django.db import connection
 
 from ladders import services
 from loopweb.runs.models import Job
 from tests.factories import UserFactory
 from tests.ladders.builders import climbers, make_ladder, versions
+from tests.support.threads import succeeded, together
 
 # PostgreSQL: passes racing on the advisory locks of the cells they launch into.
 pytestmark = [
@@ -28,24 +26,9 @@ TRIALS = 12
 
 
 def race(*ladders) -> None:
-    start = threading.Barrier(len(ladders))
-    errors = []
-
-    def launch(ladder):
-        try:
-            start.wait(10)
-            services.run_launch_pass(ladder_id=ladder.pk)
-        except Exception as exc:  # noqa: BLE001 - reported below
-            errors.append(exc)
-        finally:
-            connection.close()
-
-    threads = [threading.Thread(target=launch, args=(ladder,)) for ladder in ladders]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(30)
-    assert not errors, errors
+    """The ladders' launch passes, started at the same moment."""
+    launch = services.run_launch_pass
+    succeeded(together(len(ladders), lambda i: launch(ladder_id=ladders[i].pk), timeout=30))
 
 
 def test_two_ladders_racing_on_one_cell_launch_it_once(owner):
