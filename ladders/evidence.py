@@ -103,11 +103,12 @@ def load(
     dispatches: list[Dispatch],
     *,
     only: Collection[str] | None = None,
+    cells: Collection[str] | None = None,
     catalog: CatalogView | None = None,
 ) -> list[Loaded]:
     """The evidence of the dispatches' climbers, or of one dispatch's climbers keyed ``only`` (a
-    board computing again the climbers whose cells changed), with the ``catalog`` when it was
-    read already."""
+    board computing again the climbers whose cells changed) in the ``cells`` alone (by default
+    all of theirs), with the ``catalog`` when it was read already."""
     if not dispatches:
         return []
     assert only is None or len(dispatches) == 1, "some climbers of one dispatch"
@@ -126,11 +127,11 @@ def load(
     # Pinned climbers' cells are held in DispatchCell and matched by a join; only the cells of
     # climbers that resolve for the first time (or, reading some climbers, theirs) travel as a
     # parameter.
-    loaded, keys, max_target = [], set(), 1
+    loaded, keys, max_target = [], set(cells or ()), 1
     for dispatch in dispatches:
         rungs = snapshot_rungs(dispatch.snapshot)
         inputs = [_input(c, catalog) for c in climbers[dispatch.pk]]
-        for item in inputs:
+        for item in inputs if cells is None else ():
             if only is not None:
                 cell = item.pinned or item.live
             else:
@@ -266,24 +267,10 @@ def _by_cell(rows: list[tuple]) -> dict[str, list[SlotRun]]:
     return runs
 
 
-def _counted_by_cell(queryset) -> QuerySet:
-    """(cellKey, rows) of the queryset."""
-    return (
-        queryset.values("cell_key").annotate(n=Count("id")).values_list("cell_key", "n").order_by()
-    )
-
-
 def _cell_in_flight(cells: Q) -> QuerySet:
     """(cellKey, jobs in flight) of the cells, whoever launched them."""
-    return _counted_by_cell(Job.objects.filter(cells, status__in=IN_FLIGHT))
-
-
-def _split(origin: str, prefixes: dict[str, int]) -> tuple[int, str] | None:
-    dispatch_prefix, rung_id = origins.split(origin)
-    pk = prefixes.get(dispatch_prefix)
-    if pk is None:
-        return None
-    return pk, rung_id
+    jobs = Job.objects.filter(cells, status__in=IN_FLIGHT).values("cell_key")
+    return jobs.annotate(n=Count("id")).values_list("cell_key", "n").order_by()
 
 
 def _per_origin_and_cell(jobs, aggregate):
@@ -300,9 +287,10 @@ def _by_slot(rows, prefixes: dict[str, int]):
     """(dispatch pk, (rungId, cellKey), the rest) for each (origin, cellKey, …) row of a job one
     of the dispatches launched."""
     for origin, key, *rest in rows:
-        where = _split(origin, prefixes)
-        if where:
-            yield where[0], (where[1], key), rest
+        dispatch_prefix, rung_id = origins.split(origin)
+        pk = prefixes.get(dispatch_prefix)
+        if pk is not None:
+            yield pk, (rung_id, key), rest
 
 
 def _of_dispatches(prefixes: dict[str, int]) -> Q:

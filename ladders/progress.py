@@ -16,14 +16,14 @@ jobs still in flight read live.
 import hashlib
 from collections import Counter
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from django.contrib.auth import get_user_model
 from django.db.models import Q
 
 from ladders import evidence
 from ladders.models import Dispatch, DispatchCell, DispatchStatus, FinalStanding, Ladder, Rung
-from ladders.standing import ClimberStanding, Evidence, SlotStanding, Standing, evaluate, unrun
+from ladders.standing import ClimberStanding, SlotStanding, Standing, evaluate, unrun
 from ladders.statuses import (
     BLOCKED,
     NEEDS_ATTENTION,
@@ -36,7 +36,7 @@ from ladders.statuses import (
 )
 from loopweb import stats
 from loopweb.runs import jsonbytes
-from loopweb.runs.arrays import in_ids
+from loopweb.runs.arrays import in_ids, in_keys
 from loopweb.runs.models import UNDER_WAY, CaseVersion, Outcome, Review
 
 COMPLETED = Outcome.COMPLETED.value
@@ -228,12 +228,20 @@ def live_part(climber: ClimberStanding) -> Part:
 @dataclass(slots=True)
 class Live:
     """The parts of a running dispatch (or of an ended one with no final standing recorded) and
-    what they were computed with (the dispatch, its rungs, gate, climbers and catalog, without
-    their evidence): when some of its cells change, only the climbers holding them are read and
+    what they were computed from (the dispatch, its rungs, gate, climbers, catalog and
+    evidence, and which of the evidence's completed runs a reader of the ladder reviewed): when
+    some of its cells change, only those cells are read again and only the climbers holding them
     computed again (``after_change``)."""
 
     parts: list[Part]
     loaded: evidence.Loaded
+    reviewed: frozenset[int] = frozenset()
+
+
+def _completed(runs: dict, cells=None) -> set[int]:
+    """The completed runs of the evidence's ``runs`` (of the ``cells`` alone, when given)."""
+    keys = runs.keys() if cells is None else cells
+    return {r.id for key in keys for r in runs.get(key, ()) if r.outcome == COMPLETED}
 
 
 def live(ladder: Ladder, dispatch: Dispatch) -> Live:
@@ -243,35 +251,35 @@ def live(ladder: Ladder, dispatch: Dispatch) -> Live:
     parts = [live_part(c) for c in standing.climbers]
     # Every slot run of a dispatch whose climbers are all pinned is in its held cells.
     whole = all(p.pinned for p in parts)
-    count_unreviewed(ladder, parts, dispatch=dispatch if whole else None)
-    loaded.evidence = Evidence()  # kept by a shared board: what it needs to read some again
-    return Live(parts, loaded)
+    done = reviewed(ladder, _completed(loaded.evidence.runs), dispatch=dispatch if whole else None)
+    _count_unreviewed(parts, done)
+    return Live(parts, loaded, frozenset(done))
 
 
-def after_change(ladder: Ladder, live: Live, indexes: list[int]) -> Live:
-    """``live`` after some of its cells changed: the climbers at ``indexes`` (pinned, holding
-    them) read and computed again, the others kept. ``evidence.Stale`` when a climber read is
-    not the one the board holds."""
+def after_change(ladder: Ladder, live: Live, indexes: list[int], cells: set[str]) -> Live:
+    """``live`` after the ``cells`` changed: the climbers at ``indexes`` (pinned, holding them)
+    read again with the evidence and reviews of those cells alone, the rest as it was, and
+    computed again; the others kept. ``evidence.Stale`` when a climber read is not the one the
+    board holds."""
     was = live.loaded
     keys = {live.parts[i].key for i in indexes}
-    [loaded] = evidence.load([was.dispatch], only=keys, catalog=was.catalog)
-    held = {c.combination_key: c for c in was.climbers}
+    [loaded] = evidence.load([was.dispatch], only=keys, cells=cells, catalog=was.catalog)
+    held = {c.combination_key: (c.pk, c.combination_id) for c in was.climbers}
     for climber in loaded.climbers:
-        before = held.get(climber.combination_key)
-        if before is None or (before.pk, before.combination_id) != (
-            climber.pk,
-            climber.combination_id,
-        ):
+        if held.get(climber.combination_key) != (climber.pk, climber.combination_id):
             raise evidence.Stale(f"climber {climber.combination_key} is not the one held")
     if len(loaded.climbers) != len(keys):
         raise evidence.Stale("a climber is gone")
+    found = reviewed(ladder, _completed(loaded.evidence.runs, cells), cells=cells)
+    done = (live.reviewed - _completed(was.evidence.runs, cells)) | found
+    loaded.evidence = was.evidence.replaced(cells, loaded.evidence)
     standing = standing_of(loaded, running=was.dispatch.status == DispatchStatus.RUNNING)
     fresh = {c.combination_key: live_part(c) for c in standing.climbers}
-    count_unreviewed(ladder, list(fresh.values()))
+    _count_unreviewed(list(fresh.values()), done)
     parts = list(live.parts)
     for i in indexes:
         parts[i] = fresh[parts[i].key]
-    return Live(parts, was)
+    return Live(parts, replace(was, evidence=loaded.evidence), frozenset(done))
 
 
 # Parts of an ended dispatch ---------------------------------------------------------------
@@ -367,26 +375,29 @@ def final_of(dispatch: Dispatch) -> FinalStanding | None:
 
 
 def reviewed(
-    ladder: Ladder, run_ids: Iterable[int], *, dispatch: Dispatch | None = None
+    ladder: Ladder,
+    run_ids: Iterable[int],
+    *,
+    dispatch: Dispatch | None = None,
+    cells: Iterable[str] | None = None,
 ) -> set[int]:
     """Which of these runs the ladder's owner or one of its reviewers reviewed. Given the
-    ``dispatch`` the runs are all slot runs of, the reviews are found by its cells instead of by
-    the runs' ids (a board's 30,000 ids are a parameter as costly to send as the query); the
-    answer is the same, taken in the runs given."""
+    ``dispatch`` the runs are all slot runs of, or the ``cells`` they are all in, the reviews are
+    found by those cells instead of by the runs' ids (a board's 30,000 ids are a parameter as
+    costly to send as the query); the answer is the same, taken in the runs given."""
     ids = set(run_ids)
     if not ids:
         return set()
-    readers = _readers(ladder)
     if dispatch is not None:
-        cells = DispatchCell.objects.filter(dispatch=dispatch).values("cell_key")
-        scope = Q(run__cell_key__in=cells)
+        held = DispatchCell.objects.filter(dispatch=dispatch).values("cell_key")
+        scope = Q(run__cell_key__in=held)
+    elif cells is not None:
+        scope = Q(run__cell_key__in=in_keys(cells))
     else:
         scope = Q(run_id__in=in_ids(ids))
     # Without the reviews' default ordering, whose columns DISTINCT would otherwise sort by too.
-    found = (
-        Review.objects.filter(readers, scope).order_by().values_list("run_id", flat=True).distinct()
-    )
-    return set(found) & ids
+    found = Review.objects.filter(_readers(ladder), scope).order_by().values_list("run_id")
+    return {run_id for (run_id,) in found.distinct()} & ids
 
 
 def _readers(ladder: Ladder) -> Q:
@@ -399,7 +410,11 @@ def count_unreviewed(
 ) -> None:
     """Each part's completed runs nobody who reads the ladder has reviewed; ``dispatch`` when the
     parts are all of its climbers (see ``reviewed``)."""
-    done = reviewed(ladder, {r for p in parts for r in p.completed}, dispatch=dispatch)
+    completed = {r for p in parts for r in p.completed}
+    _count_unreviewed(parts, reviewed(ladder, completed, dispatch=dispatch))
+
+
+def _count_unreviewed(parts: list[Part], done: set[int] | frozenset[int]) -> None:
     for part in parts:
         part.unreviewed = len(part.completed - done)
 

@@ -1,31 +1,17 @@
 """Progress shared by the viewers of a ladder, and never stale.
 
-Twenty people watching one large board would otherwise compute the same standing twenty times a
-poll. Each web process keeps a ladder's latest board: its parts (one per climber, see
-``ladders.progress``), the database snapshot token taken before they were read
-(``loopweb.runs.changes``), and the board JSON-encoded. Every read first asks the database, in one
-query, which changes its board has not seen: of the ladder itself (its configuration or
-dispatch), of the catalog, or of the dispatch's cells (their jobs, runs and reviews).
+Each web process keeps a ladder's latest board: its parts (one per climber, ``ladders.progress``),
+the snapshot token taken before they were read (``loopweb.runs.changes``) and its encodings. Every
+read first asks the database, in one query, which changes the board has not seen: none, and the
+copy is served (or a 304); some cells, and only those are read again and only the climbers holding
+them computed again; the ladder or the catalog, and the board is computed afresh. One viewer per
+ladder and process updates the board while the others wait; a waiting viewer is handed that board
+only when its look began after the viewer's request did, so none is served a board older than its
+request, whichever process served the write.
 
-- none: the copy is current, and is served (or answered 304 to a client that holds it);
-- cells: only those cells are read again (the board keeps what the others hold: their runs,
-  jobs and reviews), only the climbers holding them are computed again, and the figures summed
-  anew, in one round trip;
-- the ladder or the catalog: the board is computed afresh.
-
-So a read that begins after a write committed reflects it, whichever process served the write,
-and a busy board costs each process one small computation per change, not one per viewer. One
-viewer per ladder and process updates the board at a time; the others wait for it. A waiting
-viewer is handed that board when its look at the database began after the viewer's request did
-(the look's snapshot holds every write committed before the request); otherwise it asks the
-database itself. So none is served a board older than its own request, and a board changing all
-the time costs each process one computation per round of waiting viewers, not one per viewer.
-
-A board's ``version`` names the data it was computed from: ``<snapshot token>.<jobs under
-way>.<digest>``. Given back as ``If-None-Match`` or ``?since=``, it is checked against the
-database alone, on any process, and ``since`` answers exactly the climbers whose cells changed
-after that snapshot. The look that checks it (``check``) also asks what this process's board has
-not seen: when something changed, the read and the delta go on from that one look.
+A board's ``version`` is ``<snapshot token>.<jobs under way>.<digest>``. Given back as
+``If-None-Match`` or ``?since=`` it is checked against the database alone (``check``), and
+``since`` answers exactly the climbers whose cells changed after that snapshot.
 """
 
 import gzip
@@ -34,7 +20,7 @@ import re
 import threading
 import time
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from django.db import connection, transaction
 
@@ -83,15 +69,8 @@ class Look:
         assert token in self.asked, "a look tells only of the tokens it was asked about"
         if self.asked == (token,):
             return self
-        return Look(
-            self.token,
-            self.horizon,
-            self.under_way,
-            [c for c in self.changes if not changes.visible(c[1], token)],
-            self.seen,
-            (token,),
-            self.began,
-        )
+        unseen = [c for c in self.changes if not changes.visible(c[1], token)]
+        return replace(self, changes=unseen, asked=(token,))
 
 
 @dataclass(slots=True)
@@ -156,13 +135,11 @@ class Board:
         return sorted({i for key in changed for i in self.by_cell.get(key, ())})
 
 
+@dataclass(slots=True)
 class _Slot:
-    __slots__ = ("board", "lock", "read_at")
-
-    def __init__(self):
-        self.lock = threading.Lock()  # held by the one viewer bringing the board up to date
-        self.board: Board | None = None
-        self.read_at = 0.0
+    board: Board | None = None
+    read_at: float = 0.0
+    lock: threading.Lock = field(default_factory=threading.Lock)  # held by the one updating
 
 
 _slots: dict[int, _Slot] = {}
@@ -171,10 +148,7 @@ _slots_lock = threading.Lock()
 
 def _slot(ladder_id: int) -> _Slot:
     with _slots_lock:
-        slot = _slots.get(ladder_id)
-        if slot is None:
-            slot = _slots[ladder_id] = _Slot()
-        return slot
+        return _slots.setdefault(ladder_id, _Slot())
 
 
 # Looking -----------------------------------------------------------------------------------
@@ -385,16 +359,9 @@ def _computed(ladder_id: int, look: Look) -> Board:
     else:
         parts = progress.parts_of(ladder, dispatch)
     board = Board(
-        ladder_id=ladder.pk,
-        dispatch=dispatch,
-        final=final,
-        head=progress.head(ladder),
-        parts=parts,
-        token=look.token,
-        under_way=look.under_way,
-        ladder=ladder,
-        live=live,
-    )
+        ladder.pk, dispatch, final, progress.head(ladder), parts, look.token, look.under_way,
+        ladder, live,
+    )  # fmt: skip
     _index(board)
     _finish(board)
     return board
@@ -407,11 +374,10 @@ def _partial(board: Board, look: Look) -> Board:
 
 
 def _recomputed(board: Board, look: Look) -> Board:
-    ladder, dispatch, live = board.ladder, board.dispatch, board.live
-    parts = board.parts
+    ladder, live, parts = board.ladder, board.live, board.parts
     if board.final is not None:
         # Ended: its parts never change; the jobs it launched still in flight do.
-        parts = progress.frozen_parts(dispatch, board.final, previous=board.parts)
+        parts = progress.frozen_parts(board.dispatch, board.final, previous=board.parts)
         progress.count_unreviewed(ladder, parts)
     else:
         assert live is not None  # a board of a live dispatch keeps what it was computed from
@@ -421,22 +387,14 @@ def _recomputed(board: Board, look: Look) -> Board:
             return _full(board.ladder_id, look)
         if affected:
             try:
-                live = progress.after_change(ladder, live, affected)
+                live = progress.after_change(ladder, live, affected, cells)
             except evidence.Stale:
                 return _full(board.ladder_id, look)
             parts = live.parts
-    new = Board(
-        ladder_id=board.ladder_id,
-        dispatch=dispatch,
-        final=board.final,
-        head=board.head,
-        parts=parts,
-        token=look.token,
-        under_way=look.under_way,
-        by_cell=board.by_cell,
-        ladder=ladder,
-        live=live,
-    )
+    new = replace(
+        board, parts=parts, token=look.token, under_way=look.under_way, live=live,
+        encodings={}, memo={},
+    )  # fmt: skip
     _finish(new)
     return new
 
@@ -519,24 +477,8 @@ def read(ladder: Ladder | int, look: Look | None = None) -> Board:
 
 def _looked_again(board: Board, look: Look) -> Board:
     """The same board, looked at again later: it has seen everything up to the new snapshot (so
-    the next look reads fewer changes); its version, which still names what it shows, stays."""
-    return Board(
-        ladder_id=board.ladder_id,
-        dispatch=board.dispatch,
-        final=board.final,
-        head=board.head,
-        parts=board.parts,
-        token=look.token,
-        under_way=board.under_way,
-        figures=board.figures,
-        version=board.version,
-        front=board.front,
-        by_cell=board.by_cell,
-        encodings=board.encodings,  # the same board
-        memo=board.memo,
-        ladder=board.ladder,
-        live=board.live,
-    )
+    the next look reads fewer changes); its version, encodings and memo stay."""
+    return replace(board, token=look.token)
 
 
 def _keep(slot: _Slot, board: Board) -> None:

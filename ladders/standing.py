@@ -71,6 +71,10 @@ class ClimberInput:
     retried_at: datetime | None = None
 
 
+#: A slot of the evidence: (rungId, cellKey).
+type Slot = tuple[str, str]
+
+
 @dataclass(slots=True)
 class Evidence:
     runs: Mapping[str, list[SlotRun]] = field(default_factory=dict)
@@ -79,6 +83,26 @@ class Evidence:
     launched_in_flight: Mapping[tuple[str, str], int] = field(default_factory=dict)
     failures: Mapping[tuple[str, str], list[Failure]] = field(default_factory=dict)
     last_launch: Mapping[tuple[str, str], datetime] = field(default_factory=dict)
+
+    def replaced(self, cells: set[str], fresh: "Evidence") -> "Evidence":
+        """This evidence with that of the ``cells`` as ``fresh`` read them (all there is of
+        them: what it does not hold of a cell is gone)."""
+
+        def by_cell[V](old: Mapping[str, V], new: Mapping[str, V]) -> dict[str, V]:
+            kept = {k: v for k, v in old.items() if k not in cells}
+            return kept | {k: v for k, v in new.items() if k in cells}
+
+        def by_slot[V](old: Mapping[Slot, V], new: Mapping[Slot, V]) -> dict[Slot, V]:
+            kept = {k: v for k, v in old.items() if k[1] not in cells}
+            return kept | {k: v for k, v in new.items() if k[1] in cells}
+
+        return Evidence(
+            by_cell(self.runs, fresh.runs),
+            by_cell(self.cell_in_flight, fresh.cell_in_flight),
+            by_slot(self.launched_in_flight, fresh.launched_in_flight),
+            by_slot(self.failures, fresh.failures),
+            by_slot(self.last_launch, fresh.last_launch),
+        )
 
 
 @dataclass(slots=True)
@@ -152,14 +176,6 @@ class Standing:
             for slot in climber.slots:
                 counts[slot.status] += 1
         return counts
-
-    def runs(self) -> dict[str, int]:
-        slots = [slot for climber in self.climbers for slot in climber.slots]
-        return {
-            "total": sum(slot.target for slot in slots),
-            "done": sum(slot.done for slot in slots),
-            "inFlight": self.launched_in_flight,
-        }
 
     def ended(self) -> "Standing":
         """The standing of a dispatch that has ended (in place): the slots that were running,

@@ -13,17 +13,17 @@ from django.db import connection
 from django.db.models.expressions import RawSQL
 
 
-def in_ids(ids: Iterable[int]) -> RawSQL:
-    """A subquery of these ids, for ``field__in=in_ids(ids)``."""
-    values = sorted({int(i) for i in ids})
+def _among(values: list, kind: str) -> RawSQL:
     if connection.vendor == "postgresql":
-        return RawSQL("SELECT unnest(%s::bigint[])", (values,))
+        return RawSQL(f"SELECT unnest(%s::{kind}[])", (values,))  # noqa: S611 - our own type
     return RawSQL("SELECT value FROM json_each(%s)", (json.dumps(values),))
 
 
-def in_keys(keys) -> RawSQL:
-    """A subquery of these keys (cell keys, combination keys), for ``field__in=in_keys(keys)``;
-    ``keys`` may be a ``loopweb.runs.prepared.Marker`` standing for them (PostgreSQL)."""
-    if connection.vendor == "postgresql":
-        return RawSQL("SELECT unnest(%s::varchar[])", (keys,))
-    return RawSQL("SELECT value FROM json_each(%s)", (json.dumps(sorted(keys)),))
+def in_ids(ids: Iterable[int]) -> RawSQL:
+    """A subquery of these ids, for ``field__in=in_ids(ids)``."""
+    return _among(sorted({int(i) for i in ids}), "bigint")
+
+
+def in_keys(keys: Iterable[str]) -> RawSQL:
+    """A subquery of these keys (cell keys, combination keys), for ``field__in=in_keys(keys)``."""
+    return _among(sorted(set(keys)), "varchar")

@@ -49,9 +49,9 @@ class Spy:
         self.calls.append(None)
         return self.held(self.live(ladder, dispatch))
 
-    def some(self, ladder, live, indexes):
+    def some(self, ladder, live, indexes, cells):
         self.calls.append({live.parts[i].key for i in indexes})
-        return self.held(self.after_change(ladder, live, indexes))
+        return self.held(self.after_change(ladder, live, indexes, cells))
 
     def held(self, live):
         if self.hold is not None:  # computed, but held before it is handed back
@@ -153,6 +153,44 @@ def test_a_change_reads_again_only_the_climbers_holding_its_cells(owner, driver)
     asked = "\n".join(q["sql"] for q in queries.captured_queries)
     assert job.cell_key in asked
     assert other.cell_key not in asked
+    assert without_version(board.body) == progress.compute(fresh(ladder))
+
+
+def test_a_change_reads_again_only_the_changed_cells_not_the_rest_of_their_climbers(owner, driver):
+    """A climber holds a cell per rung; a push changes one, and the next read asks the database
+    about that cell alone: the evidence of the climber's other cells is the board's, unchanged."""
+    ladder = started(owner, n_climbers=2, n_rungs=3)
+    before = shared_progress.read(fresh(ladder))
+    [job, _] = claim_all(driver)
+    [held] = [p for p in before.parts if job.cell_key in p.cells]
+    push(driver, job, record=PERFECT)
+
+    with CaptureQueriesContext(connection) as queries:
+        board = shared_progress.read(fresh(ladder))
+
+    asked = "\n".join(q["sql"] for q in queries.captured_queries)
+    assert job.cell_key in asked
+    assert [key for key in held.cells - {job.cell_key} if key in asked] == []
+    assert without_version(board.body) == progress.compute(fresh(ladder))
+
+
+def test_runs_reviewed_before_their_rung_was_reached_count_as_reviewed_once_it_is(owner, driver):
+    """A run of a climber's second rung, pushed from outside and reviewed while the climber
+    still stood on its first, counts as reviewed when a push passes the first rung (the board
+    keeps the reviews of every run it read, not only of the runs its slots were counting)."""
+    steps, combos = versions(2), climbers(1)
+    ladder = make_ladder(owner, steps, combos)
+    services.start_dispatch(ladder=ladder)
+    ahead = outside(driver, steps[1], combos[0], PERFECT)
+    run_services.review_run(run=ahead, reviewer=owner, aesthetic_rating=3, writeup="")
+    shared_progress.read(fresh(ladder))
+    [job] = claim_all(driver)
+    push(driver, job, record=PERFECT)
+
+    board = shared_progress.read(fresh(ladder))
+
+    assert [s["status"] for s in board.body["climbers"][0]["slots"]] == ["passed", "passed"]
+    assert board.body["dispatch"]["runsUnreviewed"] == 1
     assert without_version(board.body) == progress.compute(fresh(ladder))
 
 
