@@ -324,7 +324,11 @@ SPECTACULAR_SETTINGS = {
     "COMPONENT_SPLIT_REQUEST": True,
     # JSON Schema 2020-12 states what the API refuses (const, if/then, propertyNames, null).
     "OAS_VERSION": "3.1.0",
-    "ENUM_NAME_OVERRIDES": {"ClimberStatusEnum": "ladders.statuses.CLIMBER_STATUSES"},
+    "ENUM_NAME_OVERRIDES": {
+        "ClimberStatusEnum": "ladders.statuses.CLIMBER_STATUSES",
+        # A review's verdict: the run's own reviews and those taken from a ladder's queue.
+        "ReviewVerdictEnum": "loopweb.runs.models.work.ReviewVerdict.values",
+    },
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",
         "loopweb.runs.api.schema.document_errors",

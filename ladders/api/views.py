@@ -337,6 +337,8 @@ class LadderViewSet(viewsets.GenericViewSet):
         """POST keeps the run of the queue for the caller for the ladder's reservationMinutes
         (ending their other reservation on the ladder); DELETE releases it."""
         ladder = self.get_object()
+        if not 1 <= run <= MAX_ID:  # an id no run could have (the path takes any digits)
+            raise NotFound
         if request.method == "DELETE":
             review_queue.release(ladder, request.user, run)
             return Response(status=status.HTTP_204_NO_CONTENT)

@@ -14,6 +14,7 @@ pytestmark = pytest.mark.django_db
 
 VALUES = {
     "pk": 1,
+    "run": 1,
     "job_id": 1,
     "delivery_id": 1,
     "slug": "jump-1",
