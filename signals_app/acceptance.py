@@ -242,8 +242,8 @@ def _check_rule_kinds(
     _check_requires(requires, excluded, kind_of, prefix, errors)
     if score is not None:
         _check_score_name(score["name"], requires, excluded, kind_of, prefix, errors)
-    claimed = set(requires) | ({score["name"]} if score is not None else set())
-    _check_excludes(excludes, claimed, kind_of, prefix, errors)
+    named = set(requires) | ({score["name"]} if score is not None else set())
+    _check_excludes(excludes, named, kind_of, prefix, errors)
 
 
 def _check_requires(requires, excluded, kind_of, prefix, errors) -> None:
@@ -273,9 +273,9 @@ def _check_score_name(name, requires, excluded, kind_of, prefix, errors) -> None
         )
 
 
-def _check_excludes(excludes, claimed, kind_of, prefix, errors) -> None:
+def _check_excludes(excludes, named, kind_of, prefix, errors) -> None:
     for index, name in enumerate(excludes):
-        if name in claimed:
+        if name in named:
             continue  # refused above, at the part that names it as a verdict or a score
         kind, where = kind_of(name)
         if kind in ("verdict", "score"):

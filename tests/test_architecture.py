@@ -192,3 +192,46 @@ def test_every_folder_the_layout_names_exists_and_every_pages_folder_is_named():
         if path.is_dir()
     }
     assert pages <= set(named)
+
+
+def glossary() -> str:
+    text = DOC.read_text()
+    return text[text.index("## Glossary") : text.index("## The hooks and their receivers")]
+
+
+def test_each_word_of_the_glossary_is_defined_once():
+    defined = re.findall(r"\*\*([^*]+)\*\*", glossary())
+    assert len(defined) > 15
+    assert sorted(word for word in set(defined) if defined.count(word) > 1) == []
+
+
+#: Where ``claim`` may name something: the driver's protocol. The webhook sender's hold on an
+#: attempt (``claimed_until``, a column) is the one older use the glossary names.
+CLAIM_SPOKEN_IN = (
+    "loopweb/runs/claim.py",
+    "loopweb/runs/services.py",
+    "loopweb/runs/api/",
+    "loopweb/driver/",
+    "loopweb/telemetry.py",
+    "loopweb/ops/middleware.py",
+    "loopweb/webhooks/models.py",
+    "loopweb/webhooks/services.py",
+)
+
+
+def test_claim_names_only_a_drivers_claim_in_the_code():
+    import io
+    import tokenize
+
+    root = DOC.parent.parent
+    elsewhere = {}
+    for package in ("loopweb", "ladders", "signals_app", "evalsets"):
+        for path in (root / package).rglob("*.py"):
+            where = str(path.relative_to(root))
+            if "migrations" in path.parts or where.startswith(CLAIM_SPOKEN_IN):
+                continue
+            tokens = tokenize.generate_tokens(io.StringIO(path.read_text()).readline)
+            names = {t.string for t in tokens if t.type == tokenize.NAME}
+            if claims := sorted(name for name in names if "claim" in name.lower()):
+                elsewhere[where] = claims
+    assert elsewhere == {}

@@ -1,5 +1,5 @@
-"""The periodic chores every task worker offers to run, and the claim that makes each run once
-per period however many workers there are.
+"""The periodic chores every task worker offers to run, and the turn that makes each run once
+per period however many workers there are (``take_turn``).
 
 | chore | what | every (default) |
 |---|---|---|
@@ -90,9 +90,9 @@ def every(name: str) -> float:
     return float(settings.LOOPWEB_CHORES[name])
 
 
-def claim(name: str, worker_id: str) -> bool:
-    """Take the chore if it is due: one conditional UPDATE moves its next run a period ahead on
-    the database's clock, so of several workers asking at once exactly one gets it."""
+def take_turn(name: str, worker_id: str) -> bool:
+    """Take the chore's turn if it is due: one conditional UPDATE moves its next run a period
+    ahead on the database's clock, so of several workers asking at once exactly one gets it."""
     period = ExpressionWrapper(
         Now() + Value(timedelta(seconds=every(name))), output_field=DateTimeField()
     )
@@ -106,15 +106,15 @@ def claim(name: str, worker_id: str) -> bool:
             Chore.objects.create(
                 name=name, next_run_at=timezone.now(), last_started_at=None, last_worker=""
             )
-        return claim(name, worker_id)
+        return take_turn(name, worker_id)
     return False
 
 
 def run_due(worker_id: str) -> list[tuple[str, str]]:
-    """Run every chore that is due and that this worker claimed; returns (name, result)."""
+    """Run every chore that is due and whose turn this worker took; returns (name, result)."""
     done = []
     for name, chore in CHORES.items():
-        if every(name) <= 0 or not claim(name, worker_id):
+        if every(name) <= 0 or not take_turn(name, worker_id):
             continue
         result = chore()
         Chore.objects.filter(name=name).update(last_result=result[:300])

@@ -1,6 +1,6 @@
 """Putting back in the queue the tasks a dead worker left running, and start-up recovery.
 
-A task row a worker claimed stays ``RUNNING`` if the worker dies (SIGKILL, a lost machine) or
+A task row a worker took stays ``RUNNING`` if the worker dies (SIGKILL, a lost machine) or
 loses the database mid-task; nothing would run it again. Every task here is idempotent (a launch
 pass, a lease sweep, a verification), so running one again is safe: a task interrupted anywhere
 is simply queued again. Whose tasks count as interrupted:
@@ -8,7 +8,7 @@ is simply queued again. Whose tasks count as interrupted:
 * a worker whose heartbeat is older than ``LOOPWEB_WORKER_DEAD_AFTER`` seconds, or which ran on
   this host (same process namespace) under a process id that no longer exists;
 * the worker recovering itself (it holds no task while it recovers);
-* a worker id no live worker has, on a task claimed more than ``LOOPWEB_WORKER_DEAD_AFTER``
+* a worker id no live worker has, on a task taken more than ``LOOPWEB_WORKER_DEAD_AFTER``
   seconds ago (a plain ``db_worker``, or a row already cleaned up).
 
 Recovery is safe when several workers run it at once: each task is put back with one

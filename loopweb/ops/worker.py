@@ -10,9 +10,9 @@ runs, in one process:
 * **start-up recovery**: tasks left running by dead workers are put back in the queue, and one
   launch pass runs for every running dispatch (``loopweb.ops.recovery``);
 * **the chores** (a thread): lease expiry, recovery of dead workers' tasks, the verify gate's
-  sweep, pruning; each claimed in the database, so it runs once per period whatever the number
+  sweep, pruning; each turn taken in the database, so it runs once per period whatever the number
   of workers (``loopweb.ops.chores``);
-* **the queue**: ``django-tasks-db``'s worker loop, claiming tasks under ``SKIP LOCKED``;
+* **the queue**: ``django-tasks-db``'s worker loop, taking tasks under ``SKIP LOCKED``;
 * **webhook deliveries** (a thread): the same loop over the ``webhooks`` queue, so a receiver
   that hangs (up to ``LOOPWEB_WEBHOOK_TIMEOUT``) never holds up a launch pass.
 

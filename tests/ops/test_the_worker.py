@@ -23,6 +23,7 @@ from tests.faults.test_a_worker_is_killed import HeldRow
 from tests.ladders.builders import climbers, dispatch_of, make_ladder, outside, versions
 from tests.ops.processes import BASE_DIR, Process, env, url_through, wait_until
 from tests.ops.proxy import Proxy
+from tests.support.threads import succeeded, together
 
 pytestmark = [pytest.mark.django_db(transaction=True)]
 
@@ -150,24 +151,11 @@ def test_two_workers_started_at_once_launch_every_slot_once(climb):
 
 def test_a_chore_is_run_by_one_worker_per_period_however_many_ask(settings):
     settings.LOOPWEB_CHORES = {**settings.LOOPWEB_CHORES, "expire_leases": 60}
-    results, barrier = [], threading.Barrier(8)
-
-    def ask(i):
-        try:
-            barrier.wait()
-            results.append(chores.claim("expire_leases", f"w{i}"))
-        finally:
-            connection.close()
-
-    threads = [threading.Thread(target=ask, args=(i,)) for i in range(8)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
+    results = succeeded(together(8, lambda i: chores.take_turn("expire_leases", f"w{i}")))
     assert sorted(results) == [False] * 7 + [True]
-    assert chores.claim("expire_leases", "late") is False  # not due again for a minute
+    assert chores.take_turn("expire_leases", "late") is False  # not due again for a minute
     Chore.objects.filter(name="expire_leases").update(next_run_at=timezone.now())
-    assert chores.claim("expire_leases", "later") is True
+    assert chores.take_turn("expire_leases", "later") is True
 
 
 @pytest.mark.postgres  # a TCP proxy in front of PostgreSQL is cut and restored
