@@ -1,132 +1,219 @@
+# ruff: noqa: S608 - only the module's constants are formatted into the SQL
 """The locked part of a claim under provider budgets on PostgreSQL, as one function call.
 
-Python picks the claim's candidates in order (``loopweb.runs.budgets.pick``) from an unlocked
-read; this function then, in one statement and its own commit, locks the budgets' rows, counts
-their jobs in flight afresh (each statement of a PL/pgSQL function reads a new snapshot, so it
-sees every claim that held the lock before), takes the candidates that still fit, leases them
-with ``SKIP LOCKED`` and records their starts and turns on the budgets. The lock is held for
-the function's run inside the database, never across a round trip to a web process.
+Python reads the queued candidates unlocked and orders them (``loopweb.runs.budgets.pick``);
+this function then, in one statement and its own commit, takes for each candidate its job row
+and one free place of each budget it is under (``BudgetPlace``), all with ``SKIP LOCKED``, and
+leases what it took. A budget allows as many jobs in flight as it has places below its cap, and
+a job holds its place until it leaves flight (a trigger on the job rows frees it), so no claim
+ever counts jobs in flight or waits for another claim: claims under one budget take different
+places at once, as they take different jobs. The rolling minute is kept in shards
+(``MINUTE_SHARDS``), each allowed its share of the per-minute cap and recording the starts of
+every budget (its figures show them), taken the same way.
 
-It returns the ids it leased; NULL when a job in flight belongs to a combination the caller did
-not map to its budgets, and ``{-1}`` when every candidate that fitted had been taken by other
-claims since the caller read them (the caller reads again and calls again, either way).
+A place is free when no job holds it; the claim rechecks that on the row it locks (PostgreSQL
+re-reads a row changed since the statement began before locking it), so two claims never take
+one place. Where the cap fell below the places held (a back-off, an edit), no place is free
+while a job holds one at or above the cap.
+
+It returns the ids it leased; ``{-2, budget, …}`` when budgets it was given have no places (new,
+changed or enabled again: the caller lays them out, ``budgeting.lay_out_places``, and calls
+again), and ``{-1}`` when every candidate had been taken by other claims since the caller read
+them (the caller reads again).
 """
 
-from loopweb.runs.budgets import TURNS_KEPT, WINDOW
+from loopweb.runs.budgets import MINUTE_SHARDS, WINDOW
+from loopweb.runs.models import IN_FLIGHT
 
 FUNCTION = "loopweb_budget_claim"
+STARTED = "loopweb_budget_started"
+FREE = "loopweb_budget_place_free"
+RESET = "loopweb_budget_places_reset"
+
+_FLYING = ", ".join(f"'{status.value}'" for status in IN_FLIGHT[1:])
 
 # Only the constants above are formatted in.
-INSTALL = f"""
+INSTALL = [
+    f"""
+CREATE OR REPLACE FUNCTION {STARTED}(p_starts jsonb, p_since bigint) RETURNS integer
+LANGUAGE sql IMMUTABLE AS $$
+    SELECT COALESCE(sum(n::integer), 0)::integer FROM jsonb_each_text(p_starts) AS s(second, n)
+    WHERE second::bigint >= p_since
+$$""",
+    f"""
 CREATE OR REPLACE FUNCTION {FUNCTION}(
     p_driver bigint, p_limit integer, p_now timestamptz, p_expires timestamptz,
-    p_second bigint, p_clock double precision,
-    p_budgets jsonb, p_combinations jsonb, p_candidates jsonb
+    p_second bigint, p_clock double precision, p_budgets jsonb, p_candidates jsonb
 ) RETURNS bigint[] LANGUAGE plpgsql VOLATILE AS $$
 DECLARE
-    room jsonb := '{{}}';
-    flying jsonb := '{{}}';
+    caps jsonb := '{{}}';
     budget jsonb;
-    row record;
     candidate jsonb;
     member jsonb;
+    b bigint;
+    job bigint;
+    cap integer;
+    minute integer;
+    found_place bigint;
+    flights bigint[];
+    minutes bigint[];
     fits boolean;
+    full_ bigint[] := '{{}}';
     chosen bigint[] := '{{}}';
-    taken integer := 0;
-    started integer;
+    ids bigint[];
+    pos bigint := 0;
 BEGIN
-    -- Lock the budgets: a claim counting their jobs in flight while another's lease of one is
-    -- uncommitted would start one past a cap.
-    PERFORM 1 FROM runs_providerbudget
-    WHERE id IN (SELECT (b->>'id')::bigint FROM jsonb_array_elements(p_budgets) AS b)
-    ORDER BY id FOR NO KEY UPDATE;
-    -- Each budget's jobs in flight, counted afresh by combination.
-    FOR row IN
-        SELECT combination_id, count(*) AS n FROM runs_job
-        WHERE status IN ('pending', 'dispatched', 'starting', 'running')
-        GROUP BY combination_id
-    LOOP
-        IF row.combination_id IS NULL THEN CONTINUE; END IF;
-        IF NOT p_combinations ? row.combination_id::text THEN RETURN NULL; END IF;
-        FOR member IN SELECT * FROM jsonb_array_elements(p_combinations->(row.combination_id::text))
-        LOOP
-            flying := flying || jsonb_build_object(member #>> '{{}}',
-                COALESCE((flying->>(member #>> '{{}}'))::integer, 0) + row.n);
-        END LOOP;
-    END LOOP;
-    -- Room: the in-flight cap less the jobs in flight, the per-minute cap less the starts of the
-    -- rolling minute, whichever is smaller.
     FOR budget IN SELECT * FROM jsonb_array_elements(p_budgets) LOOP
-        SELECT COALESCE(sum(n::integer), 0) INTO started
-        FROM runs_providerbudget, jsonb_each_text(starts) AS s(second, n)
-        WHERE id = (budget->>'id')::bigint AND second::bigint >= p_second - {WINDOW};
-        room := room || jsonb_build_object(budget->>'id', LEAST(
-            COALESCE((budget->>'cap')::integer
-                - COALESCE((flying->>(budget->>'id'))::integer, 0), 2147483647),
-            COALESCE((budget->>'minute')::integer - started, 2147483647)));
-    END LOOP;
-    FOR candidate IN SELECT * FROM jsonb_array_elements(p_candidates) LOOP
-        EXIT WHEN cardinality(chosen) >= p_limit;
-        fits := true;
-        FOR member IN SELECT * FROM jsonb_array_elements(candidate->'budgets') LOOP
-            IF room ? (member #>> '{{}}') AND (room->>(member #>> '{{}}'))::integer <= 0 THEN
-                fits := false;
-            END IF;
-        END LOOP;
-        CONTINUE WHEN NOT fits;
-        -- Still queued and not being taken by a claim outside the budgets' lock.
-        PERFORM 1 FROM runs_job WHERE id = (candidate->>'id')::bigint AND status = 'queued'
-        FOR UPDATE SKIP LOCKED;
-        IF NOT FOUND THEN
-            taken := taken + 1;
-            CONTINUE;
+        b := (budget->>'id')::bigint;
+        caps := caps || jsonb_build_object(b::text, budget);
+        IF budget->>'cap' IS NOT NULL AND NOT EXISTS (
+            SELECT 1 FROM runs_budgetplace WHERE budget_id = b AND kind = 0
+        ) OR NOT EXISTS (SELECT 1 FROM runs_budgetplace WHERE budget_id = b AND kind = 1) THEN
+            full_ := full_ || b;
         END IF;
-        chosen := chosen || (candidate->>'id')::bigint;
-        FOR member IN SELECT * FROM jsonb_array_elements(candidate->'budgets') LOOP
-            IF room ? (member #>> '{{}}') THEN
-                room := jsonb_set(room, ARRAY[member #>> '{{}}'],
-                    to_jsonb((room->>(member #>> '{{}}'))::integer - 1));
-            END IF;
-        END LOOP;
     END LOOP;
-    IF cardinality(chosen) = 0 THEN
-        -- Nothing fitting was left of what the caller read: it reads again.
-        IF taken > 0 THEN RETURN ARRAY[-1]; END IF;
-        RETURN chosen;
+    IF cardinality(full_) > 0 THEN
+        RETURN ARRAY[-2] || full_;  -- these have no places yet
     END IF;
-    UPDATE runs_job SET status = 'pending', lease_holder_id = p_driver,
-        lease_expires_at = p_expires, updated_at = p_now
-    WHERE id = ANY(chosen) AND status = 'queued';
-    -- Each budget's starts this second and the sources it served, for its rolling minute and
-    -- its turns.
-    FOR budget IN SELECT * FROM jsonb_array_elements(p_budgets) LOOP
-        SELECT count(*) INTO started FROM jsonb_array_elements(p_candidates) AS c
-        WHERE (c->>'id')::bigint = ANY(chosen) AND c->'budgets' @> jsonb_build_array(budget->'id');
-        CONTINUE WHEN started = 0;
-        UPDATE runs_providerbudget SET
+    SELECT array_agg((c->>'id')::bigint ORDER BY n) INTO ids
+    FROM jsonb_array_elements(p_candidates) WITH ORDINALITY AS x(c, n);
+    LOOP
+        EXIT WHEN cardinality(chosen) >= p_limit;
+        -- The next candidate still queued, not being taken by another claim, and under no
+        -- budget found full in this call: one statement, however many were taken meanwhile.
+        SELECT x.n, j.id INTO pos, job
+        FROM unnest(ids) WITH ORDINALITY AS x(id, n) JOIN runs_job AS j ON j.id = x.id
+        WHERE x.n > pos AND j.status = 'queued' AND NOT (ARRAY(
+            SELECT m::bigint FROM jsonb_array_elements_text(
+                p_candidates->(x.n::integer - 1)->'budgets') AS m) && full_)
+        ORDER BY x.n LIMIT 1 FOR UPDATE OF j SKIP LOCKED;
+        EXIT WHEN NOT FOUND;
+        candidate := p_candidates->(pos::integer - 1);
+        fits := true;
+        flights := '{{}}';
+        minutes := '{{}}';
+        FOR member IN SELECT * FROM jsonb_array_elements(candidate->'budgets') LOOP
+            b := (member #>> '{{}}')::bigint;
+            budget := caps->(b::text);
+            CONTINUE WHEN budget IS NULL;
+            cap := (budget->>'cap')::integer;
+            minute := (budget->>'minute')::integer;
+            IF cap IS NOT NULL THEN
+                SELECT p.id INTO found_place FROM runs_budgetplace AS p
+                WHERE p.budget_id = b AND p.kind = 0 AND p.place < cap AND p.job_id IS NULL
+                  AND NOT EXISTS (
+                      SELECT 1 FROM runs_budgetplace AS q
+                      WHERE q.budget_id = b AND q.kind = 0 AND q.place >= cap
+                        AND q.job_id IS NOT NULL)
+                ORDER BY p.place LIMIT 1 FOR UPDATE SKIP LOCKED;
+                IF NOT FOUND THEN
+                    fits := false;
+                    full_ := full_ || b;
+                    EXIT;
+                END IF;
+                flights := flights || found_place;
+            END IF;
+            -- A shard of the rolling minute records the start (within its share of a cap).
+            SELECT p.id INTO found_place FROM runs_budgetplace AS p
+            WHERE p.budget_id = b AND p.kind = 1 AND (minute IS NULL
+                OR {STARTED}(p.starts, p_second - {WINDOW}) < minute / {MINUTE_SHARDS}
+                    + CASE WHEN p.place < minute % {MINUTE_SHARDS} THEN 1 ELSE 0 END)
+            ORDER BY p.place LIMIT 1 FOR UPDATE SKIP LOCKED;
+            IF NOT FOUND THEN
+                -- Every shard with room is being taken by other claims: wait for one.
+                SELECT p.id INTO found_place FROM runs_budgetplace AS p
+                WHERE p.budget_id = b AND p.kind = 1 AND (minute IS NULL
+                    OR {STARTED}(p.starts, p_second - {WINDOW}) < minute / {MINUTE_SHARDS}
+                        + CASE WHEN p.place < minute % {MINUTE_SHARDS} THEN 1 ELSE 0 END)
+                ORDER BY p.place LIMIT 1 FOR UPDATE;
+            END IF;
+            IF NOT FOUND THEN
+                fits := false;
+                full_ := full_ || b;
+                EXIT;
+            END IF;
+            minutes := minutes || found_place;
+        END LOOP;
+        -- What it locked and did not take stays locked until the commit, free: no harm.
+        CONTINUE WHEN NOT fits;
+        chosen := chosen || job;
+        UPDATE runs_budgetplace SET job_id = job, source = candidate->>'source',
+            served_at = p_clock + cardinality(chosen) * 1e-6
+        WHERE id = ANY(flights);
+        UPDATE runs_budgetplace SET
             starts = COALESCE((
                 SELECT jsonb_object_agg(second, n) FROM jsonb_each(starts) AS s(second, n)
                 WHERE second::bigint >= p_second - {WINDOW} AND second::bigint <> p_second
             ), '{{}}') || jsonb_build_object(p_second::text,
-                COALESCE((starts->>(p_second::text))::integer, 0) + started),
-            turns = (
-                SELECT COALESCE(jsonb_object_agg(source, at), '{{}}') FROM (
-                    SELECT source, at FROM jsonb_each(turns || COALESCE((
-                        SELECT jsonb_object_agg(c->>'source', p_clock + (ordinality * 1e-6))
-                        FROM jsonb_array_elements(p_candidates) WITH ORDINALITY AS x(c, ordinality)
-                        WHERE (c->>'id')::bigint = ANY(chosen)
-                          AND c->'budgets' @> jsonb_build_array(budget->'id')
-                    ), '{{}}')) AS t(source, at)
-                    ORDER BY at::text::double precision DESC LIMIT {TURNS_KEPT}
-                ) AS kept
-            )
-        WHERE id = (budget->>'id')::bigint;
+                COALESCE((starts->>(p_second::text))::integer, 0) + 1),
+            source = candidate->>'source', served_at = p_clock + cardinality(chosen) * 1e-6
+        WHERE id = ANY(minutes);
     END LOOP;
+    IF cardinality(chosen) = 0 THEN
+        -- Candidates under no full budget, all taken by other claims since read: the caller
+        -- reads again.
+        IF EXISTS (
+            SELECT 1 FROM jsonb_array_elements(p_candidates) AS c
+            WHERE NOT (ARRAY(SELECT m::bigint FROM jsonb_array_elements_text(c->'budgets') AS m)
+                && full_)
+        ) THEN
+            RETURN ARRAY[-1];
+        END IF;
+        RETURN chosen;
+    END IF;
+    UPDATE runs_job SET status = 'pending', lease_holder_id = p_driver,
+        lease_expires_at = p_expires, updated_at = p_now
+    WHERE id = ANY(chosen);
     RETURN chosen;
-END $$
-"""  # noqa: S608
+END $$""",
+    # A job leaving flight frees the place it held, whoever moves it (a run pushed, a failure,
+    # a release, a lease expired, a cancel, a delete), in the same transaction.
+    f"""
+CREATE OR REPLACE FUNCTION {FREE}() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    UPDATE runs_budgetplace SET job_id = NULL WHERE job_id = OLD.id;
+    RETURN NULL;
+END $$""",
+    f"DROP TRIGGER IF EXISTS {FREE}_update ON runs_job",
+    f"""
+CREATE TRIGGER {FREE}_update AFTER UPDATE OF status ON runs_job FOR EACH ROW
+WHEN (OLD.status IN ({_FLYING}) AND NEW.status NOT IN ({_FLYING}))
+EXECUTE FUNCTION {FREE}()""",
+    f"DROP TRIGGER IF EXISTS {FREE}_delete ON runs_job",
+    f"""
+CREATE TRIGGER {FREE}_delete AFTER DELETE ON runs_job FOR EACH ROW
+WHEN (OLD.status IN ({_FLYING}))
+EXECUTE FUNCTION {FREE}()""",
+    # A budget's cap changed, or it was enabled again (jobs leased meanwhile hold no place): its
+    # flight places go, and the next claim lays them out afresh from the jobs in flight.
+    f"""
+CREATE OR REPLACE FUNCTION {RESET}() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    DELETE FROM runs_budgetplace WHERE budget_id = NEW.id AND kind = 0;
+    RETURN NULL;
+END $$""",
+    f"DROP TRIGGER IF EXISTS {RESET}_update ON runs_providerbudget",
+    f"""
+CREATE TRIGGER {RESET}_update AFTER UPDATE ON runs_providerbudget FOR EACH ROW
+WHEN ((OLD.enabled, OLD.max_in_flight, OLD.backoff_from)
+      IS DISTINCT FROM (NEW.enabled, NEW.max_in_flight, NEW.backoff_from))
+EXECUTE FUNCTION {RESET}()""",
+]
 
-REMOVE = (
+REMOVE = [
+    f"DROP TRIGGER IF EXISTS {RESET}_update ON runs_providerbudget",
+    f"DROP FUNCTION IF EXISTS {RESET}()",
+    f"DROP TRIGGER IF EXISTS {FREE}_update ON runs_job",
+    f"DROP TRIGGER IF EXISTS {FREE}_delete ON runs_job",
+    f"DROP FUNCTION IF EXISTS {FREE}()",
+    f"DROP FUNCTION IF EXISTS {FUNCTION}(bigint, integer, timestamptz, timestamptz, bigint,"
+    " double precision, jsonb, jsonb)",
+    f"DROP FUNCTION IF EXISTS {STARTED}(jsonb, bigint)",
+]
+
+#: The function migration 0008 installed: it locked the budgets' rows and counted their jobs in
+#: flight at every claim, so claims under budgets ran one at a time.
+REMOVE_COUNTING = (
     f"DROP FUNCTION IF EXISTS {FUNCTION}(bigint, integer, timestamptz, timestamptz, bigint,"
     " double precision, jsonb, jsonb, jsonb)"
 )

@@ -20,6 +20,7 @@ from django.utils import timezone
 from loopweb.runs import budgets as rules
 from loopweb.runs.errors import Conflict
 from loopweb.runs.models import IN_FLIGHT, Job, JobStatus, ModelEntry, ProviderBudget
+from loopweb.runs.models.budgets import BudgetPlace
 
 #: Jobs a driver holds: what a budget counts in flight.
 LEASED = tuple(status.value for status in IN_FLIGHT[1:])
@@ -111,12 +112,6 @@ def cells_of(combination_ids: Iterable[int]) -> dict[int, str]:
     return found
 
 
-def known_cells() -> dict[int, str]:
-    """The cells of the combinations this process has read lately (a combination stays)."""
-    now = time.monotonic()
-    return {cid: cell for cid, (cell, at) in list(_CELLS.items()) if now - at <= 10 * CELL_SECONDS}
-
-
 def leased_by_cell() -> dict[str, int]:
     """Jobs drivers hold, counted by combination cell (as JSON text: a dict is no key)."""
     by_combination, counts = leased_by_combination()
@@ -133,6 +128,96 @@ def in_flight(
         for budget_id in under(cell):
             counts[budget_id] += n
     return counts
+
+
+# Places (PostgreSQL's claims, ``loopweb.runs.budget_claim_sql``) ---------------------------
+
+
+def lay_out_places(budget_id: int) -> None:
+    """Lay out a budget's places where it has none: a flight place for each job it may have in
+    flight (and one for each it has, if more), the jobs in flight now holding the first ones; and
+    the shards of its rolling minute, the first keeping the starts the budget row holds. One
+    layout at a time per budget; the jobs in flight are read locked (``FOR SHARE``), so none
+    leaves flight before its place is stored, or it would never be freed."""
+    with transaction.atomic():
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT pg_advisory_xact_lock(%s, %s)", [_PLACES_LOCK, budget_id])
+        budget = ProviderBudget.objects.filter(pk=budget_id, enabled=True).first()
+        if budget is None:
+            return
+        kinds = set(BudgetPlace.objects.filter(budget=budget).values_list("kind", flat=True))
+        places = []
+        if BudgetPlace.FLIGHT not in kinds and (
+            budget.max_in_flight is not None or budget.backoff_from is not None
+        ):
+            with connection.cursor() as cursor:
+                cursor.execute(
+                    "SELECT id, combination_cell FROM runs_job WHERE status = ANY(%s)"
+                    " ORDER BY id FOR SHARE",
+                    [list(LEASED)],
+                )
+                flying = cursor.fetchall()
+            under = BudgetsOf([budget], [cell for _, cell in flying])
+            held = [job_id for job_id, cell in flying if budget.pk in under(cell)]
+            size = max(budget.max_in_flight or 0, budget.backoff_from or 0, len(held))
+            places += [
+                BudgetPlace(
+                    budget=budget,
+                    kind=BudgetPlace.FLIGHT,
+                    place=i,
+                    job_id=held[i] if i < len(held) else None,
+                )
+                for i in range(size)
+            ]
+        if BudgetPlace.MINUTE not in kinds:
+            places += [
+                BudgetPlace(
+                    budget=budget,
+                    kind=BudgetPlace.MINUTE,
+                    place=i,
+                    starts=(budget.starts or {}) if i == 0 else {},
+                )
+                for i in range(rules.MINUTE_SHARDS)
+            ]
+        BudgetPlace.objects.bulk_create(places, ignore_conflicts=True)
+
+
+#: The first key of the advisory lock a budget's layout takes (the second is its id).
+_PLACES_LOCK = 0x4C57
+
+
+def turns_of(budget_ids: Iterable[Any]) -> dict[Any, dict[str, float]]:
+    """Each budget's sources and when each was last served, as its places remember them."""
+    turns: dict[Any, dict[str, float]] = {}
+    rows = (
+        BudgetPlace.objects.filter(budget_id__in=list(budget_ids), served_at__isnull=False)
+        .exclude(source="")
+        .values_list("budget_id", "source", "served_at")
+    )
+    for budget_id, source, at in rows:
+        if at is None:
+            continue
+        mine = turns.setdefault(budget_id, {})
+        mine[source] = max(at, mine.get(source, at))
+    return turns
+
+
+def with_minute_shards(budgets: list[ProviderBudget]) -> None:
+    """Read each enabled budget's starts from the shards of its rolling minute into its
+    ``starts`` (as read; nothing is saved): one query on PostgreSQL."""
+    ids = [b.pk for b in budgets if b.enabled]
+    if not ids or connection.vendor != "postgresql":
+        return
+    merged: dict[Any, dict[str, int]] = {}
+    for budget_id, starts in BudgetPlace.objects.filter(
+        budget_id__in=ids, kind=BudgetPlace.MINUTE
+    ).values_list("budget_id", "starts"):
+        mine = merged.setdefault(budget_id, {})
+        for second, n in (starts or {}).items():
+            mine[second] = mine.get(second, 0) + n
+    for budget in budgets:
+        if budget.pk in merged:  # laid out: the shards hold what the row held then, and since
+            budget.starts = merged[budget.pk]
 
 
 # Live figures -------------------------------------------------------------------------------
@@ -152,10 +237,12 @@ class Figures:
 
 
 def figures(budgets: list[ProviderBudget], now: datetime | None = None) -> dict[Any, Figures]:
-    """Each budget's figures, in two queries whatever their number (one when none is given)."""
+    """Each budget's figures, in two queries whatever their number (one when none is given; one
+    more for the starts of the enabled ones on PostgreSQL)."""
     if not budgets:
         return {}
     now = now or timezone.now()
+    with_minute_shards(budgets)
     flying = leased_by_cell()
     counts = in_flight(budgets, flying, BudgetsOf(budgets, flying))
     found = {}
@@ -250,11 +337,20 @@ def save_budget(*, budget: ProviderBudget | None, values: Mapping[str, Any]) -> 
         except IntegrityError:
             target = f"{budget.provider}/{budget.model}" if budget.model else budget.provider
             raise Conflict(f"a budget for {target} already exists") from None
+        if connection.vendor == "postgresql":
+            lay_out_places(budget.pk)  # now, not at the next claim
+    from loopweb.runs import waiting_marks
+
+    waiting_marks.wake()
     return budget
 
 
 def delete_budget(*, budget: ProviderBudget) -> None:
+    from loopweb.runs import waiting_marks
+
     with transaction.atomic():
+        if ProviderBudget.objects.filter(pk=budget.pk, marked_full=True).exists():
+            waiting_marks.mark([budget])  # its slots stop waiting
         ProviderBudget.objects.filter(pk=budget.pk).delete()
 
 

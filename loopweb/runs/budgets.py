@@ -23,6 +23,9 @@ WINDOW = 60
 TURNS_KEPT = 256
 #: A cap that is no cap.
 UNCAPPED = 1 << 31
+#: The rolling minute of a budget is kept in this many shards on PostgreSQL, each allowed its
+#: share of the per-minute cap (``minute_share``): claims take different shards at once.
+MINUTE_SHARDS = 32
 
 
 class Budget(Protocol):
@@ -168,6 +171,11 @@ def record_turns(budget: Budget, served: Mapping[str, float]) -> None:
     if len(turns) > TURNS_KEPT:
         turns = dict(sorted(turns.items(), key=lambda item: item[1])[-TURNS_KEPT:])
     budget.turns = turns
+
+
+def minute_share(cap: int, shard: int, shards: int = MINUTE_SHARDS) -> int:
+    """The starts one shard of the rolling minute allows: the shares add up to ``cap``."""
+    return cap // shards + (1 if shard < cap % shards else 0)
 
 
 def room(budget: Budget, now: datetime, in_flight: int) -> int:

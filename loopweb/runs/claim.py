@@ -6,11 +6,13 @@ combination, which the reply shows. The rows are turned into instances as the OR
 (``loopweb.runs.rows``). (A dispatch's hold on the cells its slots read is another thing:
 ``ladders.models.DispatchCell``.)
 
-With provider budgets enabled (``ProviderBudget``, rules in ``loopweb.runs.budgets``), a claim
-locks the enabled budgets' rows first, then reads the queued candidates and the budgets' jobs in
-flight, picks what fits, and leases exactly those with the same statement restricted to their
-ids, in one transaction: a budget's jobs in flight only grow by claims, and claims under budgets
-run one at a time, so no claim counts a budget's jobs before another's lease of one commits.
+With provider budgets enabled (``ProviderBudget``, rules in ``loopweb.runs.budgets``), on
+PostgreSQL a claim reads the queued candidates unlocked, orders them, and one function call takes
+each job together with a free place of each budget it is under, with ``SKIP LOCKED``
+(``loopweb.runs.budget_claim_sql``): a budget has as many places as it allows in flight, so
+claims never count jobs in flight nor wait on one another. On SQLite (one writer at a time) a
+claim locks the enabled budgets' rows, counts their jobs in flight, picks what fits and leases
+exactly those, in one transaction.
 """
 
 import functools
@@ -245,11 +247,9 @@ def _lease_under_budgets_in_one_call(
     *, driver_id: int, limit: int, now: datetime, expires: datetime, budgets: list[ProviderBudget]
 ) -> list[Job]:
     """PostgreSQL: the candidates are read and ordered here, unlocked; the function
-    (``budget_claim_sql``) locks the budgets, counts afresh and leases what still fits, in one
-    statement, so the lock is never held across a round trip."""
-    # The combinations known to be in flight: each claim maps these and its candidates' to
-    # their budgets; one the function finds unmapped sends it to read them all.
-    known = budgeting.known_cells()
+    (``budget_claim_sql``) takes each one's job and a place of each of its budgets with ``SKIP
+    LOCKED`` and leases them, in one statement: claims under one budget never wait on one
+    another."""
     for attempt in range(4):
         if attempt:
             budgets = list(ProviderBudget.objects.filter(enabled=True).order_by("pk"))
@@ -259,21 +259,13 @@ def _lease_under_budgets_in_one_call(
         queued = _candidates(limit + SPREAD)
         if not queued:
             return []
-        cells = {**known, **budgeting.cells_of(cid for _, _, cid, _ in queued if cid)}
-        under = budgeting.BudgetsOf(budgets, [*cells.values(), *(c for *_, c in queued)])
+        under = budgeting.BudgetsOf(budgets, [cell for *_, cell in queued])
         candidates = [
             rules.Candidate(job_id, rules.source(origin), under(cell))
             for job_id, origin, _, cell in queued
         ]
-        # Every candidate in the order the claim prefers them; the function takes those that
-        # fit the budgets' room as it counts it under their lock.
-        ordered, _ = rules.pick(
-            candidates,
-            dict.fromkeys((b.pk for b in budgets), rules.UNCAPPED),
-            {b.pk: b.turns for b in budgets},
-            limit=len(candidates),
-            clock=now.timestamp(),
-        )
+        concerned = {budget_id for c in candidates for budget_id in c.budgets}
+        ordered = _in_turn(candidates, concerned, now)
         caps = [
             {
                 "id": b.pk,
@@ -281,12 +273,13 @@ def _lease_under_budgets_in_one_call(
                 "minute": rules.per_minute_cap(b, now),
             }
             for b in budgets
+            if b.pk in concerned
         ]
-        combinations = {str(cid): sorted(under(cell)) for cid, cell in cells.items()}
         body = [{"id": c.id, "source": c.source, "budgets": sorted(c.budgets)} for c in ordered]
+        claim = _claim_under_budgets(connection.alias)
         with connection.cursor() as cursor:
             cursor.execute(
-                f"SELECT {budget_claim_sql.FUNCTION}(%s, %s, %s, %s, %s, %s, %s, %s, %s)",
+                claim.sql,
                 [
                     driver_id,
                     limit,
@@ -295,22 +288,85 @@ def _lease_under_budgets_in_one_call(
                     int(now.timestamp()),
                     now.timestamp(),
                     json.dumps(caps),
-                    json.dumps(combinations),
                     json.dumps(body),
                 ],
             )
-            [(ids,)] = cursor.fetchall()
-        if ids is None:
-            # A combination it had not mapped is in flight: map every one, and again.
-            flying, _ = budgeting.leased_by_combination()
-            known = {cid: cell for cid, (cell, _) in flying.items()}
+            rows = cursor.fetchall()
+        ids = rows[0][0]
+        if ids and ids[0] == -2:
+            for budget_id in ids[1:]:  # budgets new, changed or enabled again
+                budgeting.lay_out_places(budget_id)
             continue
         if ids == [-1]:
             continue  # what it read was taken by other claims meanwhile: again
         if not ids:
             return []
-        return list(Job.objects.filter(pk__in=ids).select_related("combination").order_by("pk"))
+        jobs = []
+        for row in rows:
+            job = claim.jobs.instance(row, connection)
+            # The statement read the rows as they were before its function leased them: the
+            # lease is all the function changed.
+            job.status = JobStatus.PENDING
+            job.lease_holder_id = driver_id
+            job.lease_expires_at = expires
+            job.updated_at = now
+            _COMBINATION.set_cached_value(job, claim.combinations.instance_or_none(row, connection))
+            jobs.append(job)
+        return sorted(jobs, key=lambda job: job.pk)
     return []
+
+
+@dataclass(frozen=True)
+class _BudgetClaim:
+    sql: str
+    jobs: Columns[Job]
+    combinations: Columns[Combination]
+
+
+@functools.cache
+def _claim_under_budgets(alias: str) -> _BudgetClaim:
+    """The function's call and the leased jobs with their combinations, in one statement: its
+    first column is what the function returned (the ids, or what the caller does first)."""
+    connection = connections[alias]
+    qn = connection.ops.quote_name
+    jobs = Columns(Job, connection, alias="j", start=1)
+    combinations = Columns(Combination, connection, alias="c", start=1 + len(jobs.names))
+    job_id = jobs.column[Job._meta.pk.name].split(".")[-1]
+    combination_id = combinations.column[Combination._meta.pk.name].split(".")[-1]
+    job_combination = jobs.column["combination"].split(".")[-1]
+    return _BudgetClaim(
+        f"WITH called AS MATERIALIZED (SELECT {budget_claim_sql.FUNCTION}"  # noqa: S608
+        "(%s, %s, %s, %s, %s, %s, %s, %s) AS ids)"
+        f" SELECT called.ids, {', '.join(jobs.qualified)}, {', '.join(combinations.qualified)}"
+        f" FROM called LEFT JOIN {qn(Job._meta.db_table)} AS j"
+        f" ON called.ids[1] > 0 AND j.{job_id} = ANY(called.ids)"
+        f" LEFT JOIN {qn(Combination._meta.db_table)} AS c"
+        f" ON c.{combination_id} = j.{job_combination}",
+        jobs,
+        combinations,
+    )
+
+
+def _in_turn(
+    candidates: list[rules.Candidate], concerned: set[Any], now: datetime
+) -> list[rules.Candidate]:
+    """The candidates in the order a claim prefers them: oldest first, where sources wait on one
+    budget, round-robin among them as the budgets' places remember their turns. One source
+    under every budget: oldest first, and no turns to read."""
+    sources: dict[Any, set[str]] = {}
+    for candidate in candidates:
+        for budget_id in candidate.budgets:
+            sources.setdefault(budget_id, set()).add(candidate.source)
+    if all(len(found) < 2 for found in sources.values()):
+        return candidates
+    ordered, _ = rules.pick(
+        candidates,
+        dict.fromkeys(concerned, rules.UNCAPPED),
+        budgeting.turns_of(concerned),
+        limit=len(candidates),
+        clock=now.timestamp(),
+    )
+    return ordered
 
 
 def _record(

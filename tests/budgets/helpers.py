@@ -33,3 +33,38 @@ def queue(owner, version, combination, *, origin="manual", n=1) -> list[Job]:
 def leased(provider="acme") -> int:
     """The provider's jobs drivers hold, read from the job rows."""
     return Job.objects.filter(status__in=LEASED, combination_cell__provider=provider).count()
+
+
+def starts(limit: ProviderBudget) -> dict[str, int]:
+    """The budget's starts of the last minute by second, wherever the database keeps them (its
+    row on SQLite, the shards of its minute on PostgreSQL)."""
+    from loopweb.runs import budgeting
+
+    limit.refresh_from_db()
+    budgeting.with_minute_shards([limit])
+    return limit.starts
+
+
+def turns(limit: ProviderBudget) -> dict[str, float]:
+    """The sources the budget served and when (its row on SQLite, its places on PostgreSQL)."""
+    from django.db import connection
+
+    from loopweb.runs import budgeting
+
+    limit.refresh_from_db()
+    if connection.vendor == "postgresql":
+        return budgeting.turns_of([limit.pk]).get(limit.pk, {})
+    return limit.turns
+
+
+def a_minute_passes(limit: ProviderBudget) -> None:
+    """Move the budget's recorded starts 61 seconds into the past."""
+    from loopweb.runs.models.budgets import BudgetPlace
+
+    def earlier(recorded: dict) -> dict:
+        return {str(int(second) - 61): n for second, n in recorded.items()}
+
+    limit.refresh_from_db()
+    ProviderBudget.objects.filter(pk=limit.pk).update(starts=earlier(limit.starts))
+    for place in BudgetPlace.objects.filter(budget=limit, kind=BudgetPlace.MINUTE):
+        BudgetPlace.objects.filter(pk=place.pk).update(starts=earlier(place.starts))

@@ -1,21 +1,10 @@
 from django.db import migrations
 
-from loopweb.runs import budget_claim_sql
-
-
-def install(apps, schema_editor):
-    if schema_editor.connection.vendor == "postgresql":
-        schema_editor.execute(budget_claim_sql.INSTALL)
-
-
-def remove(apps, schema_editor):
-    if schema_editor.connection.vendor == "postgresql":
-        schema_editor.execute(budget_claim_sql.REMOVE)
-
 
 class Migration(migrations.Migration):
     dependencies = [("runs", "0007_claim_indexes")]
 
-    # CREATE OR REPLACE: the function as budget_claim_sql declares it now. A change to it comes
-    # with a migration of its own running the same installer.
-    operations = [migrations.RunPython(install, remove, elidable=False)]
+    # This migration installed the first claim function under budgets (one that locked the
+    # budgets' rows and counted their jobs in flight); 0011 drops it where it exists and
+    # installs the claim by places in its stead, so a fresh database installs only that one.
+    operations = []
