@@ -1,4 +1,5 @@
 import gzip
+import json
 import re
 
 from django.http import HttpResponse
@@ -18,7 +19,7 @@ from ladders import access, origins, selectors, services, shared_progress
 from ladders import queue as review_queue
 from ladders.api import serializers as s
 from ladders.models import Ladder
-from loopweb.runs import budgeting, jsonbytes
+from loopweb.runs import budgeting, jsonbytes, waiting_marks
 from loopweb.runs.json_fields import MAX_ID
 
 ACCEPTS_GZIP = re.compile(r"\bgzip\b")
@@ -39,11 +40,12 @@ def progress_response(request, board: shared_progress.Board) -> HttpResponse:
     return _tagged(response, board.version)
 
 
-def _waiting_for(board: shared_progress.Board) -> bytes | None:
-    """The board with ``waitingFor`` on each slot whose next job waits on a provider budget at
-    its cap, or None when none does (one query when no budget is enabled). Read at each full
-    read, not part of the board's version: budgets fill and empty with other ladders' jobs."""
-    body = board.body
+def _waiting_for(board: shared_progress.Board, body: dict | None = None) -> bytes | None:
+    """The board (or ``body``, a delta of it) with ``waitingFor`` on each slot whose next job
+    waits on a provider budget at its cap, or None when none does (one query when no budget is
+    enabled). Read at each read; a version follows it through the marks a slot's cell gets when
+    it begins or stops waiting (``loopweb.runs.waiting_marks``)."""
+    body = board.body if body is None else body
     dispatch = body.get("dispatch")
     if not dispatch or body["ladder"].get("status") not in ("running", "needsAttention"):
         return None
@@ -278,6 +280,7 @@ class LadderViewSet(viewsets.GenericViewSet):
         # Polled by every viewer: a current version is answered 304 by one query, which also
         # tells whether this reader may see the ladder (else the read below answers 404).
         look = None  # what the client's version was checked with, for the read to go on from
+        waiting_marks.note()  # slots that began or stopped waiting on a budget: their cells
         if 1 <= int(pk) <= MAX_ID:  # an id a ladder could have (the path takes any digits)
             for version in _client_versions(request):
                 checked = shared_progress.check(request.user, int(pk), version)
@@ -294,7 +297,9 @@ class LadderViewSet(viewsets.GenericViewSet):
                 raise NotFound from None
         if "since" in request.query_params:
             delta = shared_progress.since(board, request.query_params["since"], look)
-            return _tagged(_json(request, delta), board.version)
+            # No budget enabled when last noted: no slot waits, nothing to read.
+            waiting = None if waiting_marks.idle() else _waiting_for(board, json.loads(delta))
+            return _tagged(_json(request, waiting or delta), board.version)
         return progress_response(request, board)
 
     @extend_schema(

@@ -88,3 +88,65 @@ def test_progress_reads_waiting_for_on_each_slot_whose_job_waits(owner_api, wait
         "wm3 via aider (acme)": {"budget": budget_id, "provider": "acme", "model": None},
     }
     assert body["ladder"]["status"] == "running"
+
+
+def _waiting_labels(body: dict) -> dict[str, bool]:
+    return {
+        climber["label"]: any("waitingFor" in slot for slot in climber["slots"])
+        for climber in body["climbers"]
+    }
+
+
+@pytest.fixture
+def noted_at_once(monkeypatch):
+    """Every read notes the budgets' state (a process notes it at most once a second)."""
+    from loopweb.runs import waiting_marks
+
+    monkeypatch.setattr(waiting_marks, "EVERY", 0.0)
+    monkeypatch.setattr(waiting_marks, "IDLE_EVERY", 0.0)
+    monkeypatch.setattr(waiting_marks, "_due", 0.0)
+    monkeypatch.setattr(waiting_marks, "_idle", False)
+
+
+# A version is a snapshot of committed writes: these read it across commits.
+@pytest.mark.django_db(transaction=True)
+def test_a_version_is_not_current_once_what_its_slots_wait_on_changed(
+    owner_api, waiting_ladder, noted_at_once
+):
+    url = f"/api/ladders/{waiting_ladder.pk}/progress"
+    first = owner_api.get(url)
+    assert _waiting_labels(first.json())["wm2 via aider (acme)"]
+    assert owner_api.get(url, HTTP_IF_NONE_MATCH=first["ETag"]).status_code == 304
+
+    # Staff raise the cap: nothing of this board changed but what its slots wait on.
+    from loopweb.runs.models import ProviderBudget
+
+    ProviderBudget.objects.update(max_in_flight=5)
+    again = owner_api.get(url, HTTP_IF_NONE_MATCH=first["ETag"])
+
+    assert again.status_code == 200
+    assert not any(_waiting_labels(again.json()).values())
+    assert again["ETag"] != first["ETag"]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_since_a_version_answers_the_slots_that_began_or_stopped_waiting(
+    owner_api, waiting_ladder, noted_at_once
+):
+    from loopweb.runs.models import ProviderBudget
+
+    url = f"/api/ladders/{waiting_ladder.pk}/progress"
+    version = owner_api.get(url).json()["version"]
+    ProviderBudget.objects.update(max_in_flight=5)
+
+    stopped = owner_api.get(url, {"since": version}).json()
+    assert stopped["since"] == version
+    assert _waiting_labels(stopped) == {
+        "wm2 via aider (acme)": False,
+        "wm3 via aider (acme)": False,
+    }
+
+    ProviderBudget.objects.update(max_in_flight=1)
+    began = owner_api.get(url, {"since": stopped["version"]}).json()
+    assert began["since"] == stopped["version"]
+    assert _waiting_labels(began) == {"wm2 via aider (acme)": True, "wm3 via aider (acme)": True}
