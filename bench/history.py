@@ -14,7 +14,7 @@ from bench.data import ladder_with_runs
 from bench.measure import interleaved
 from bench.runner import Row
 from ladders import selectors, services
-from ladders.models import Dispatch, DispatchCell, Ladder
+from ladders.models import Dispatch, DispatchCell, FinalStanding, Ladder
 from loopweb.history.models import DispatchRecord
 from loopweb.runs.models import ApiToken, Run
 
@@ -37,19 +37,23 @@ def _floor_list(ladder: Ladder) -> None:
     """Reading a page of records' climbers as plain JSON: what the list cannot do without."""
     with connection.cursor() as cursor:
         cursor.execute(
-            f"SELECT id, climbers::text FROM {DispatchRecord._meta.db_table}"  # noqa: S608
-            " WHERE ladder_id = %s ORDER BY id DESC LIMIT 50",
+            "SELECT s.head, s.bodies, r.climber_totals::text"  # noqa: S608
+            f" FROM {DispatchRecord._meta.db_table} AS r"
+            f" JOIN {FinalStanding._meta.db_table} AS s ON s.id = r.standing_id"
+            " WHERE r.ladder_id = %s ORDER BY r.id DESC LIMIT 50",
             [ladder.pk],
         )
-        for _, climbers in cursor.fetchall():
-            json.loads(climbers)
+        for row in cursor.fetchall():
+            for text in row:
+                json.loads(text)
 
 
 def _floor_record(record_id: int) -> None:
     with connection.cursor() as cursor:
         cursor.execute(
-            f"SELECT climbers::text, slots::text FROM {DispatchRecord._meta.db_table}"  # noqa: S608
-            " WHERE id = %s",
+            "SELECT s.head, s.bodies, s.slots, r.climber_totals::text, r.slot_totals::text"  # noqa: S608
+            f" FROM {DispatchRecord._meta.db_table} AS r"
+            f" JOIN {FinalStanding._meta.db_table} AS s ON s.id = r.standing_id WHERE r.id = %s",
             [record_id],
         )
         for text in cursor.fetchone():

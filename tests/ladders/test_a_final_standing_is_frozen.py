@@ -111,8 +111,11 @@ def test_the_final_standing_is_written_in_the_transaction_that_ends_the_dispatch
     assert final.slot_counts["skipped"] == 2
     assert [c["body"] for c in final.climbers] == progress_of(ladder)["climbers"]
 
-    services.start_dispatch(ladder=ladder)  # a new Run replaces the dispatch and its standing
+    # A new Run replaces the dispatch: its standing is no longer the dispatch's, and stays for
+    # the dispatch's record.
+    services.start_dispatch(ladder=ladder)
     assert not FinalStanding.objects.filter(dispatch__ladder=ladder).exists()
+    assert FinalStanding.objects.get(ladder=ladder).pk == final.pk
 
 
 def test_the_review_queue_of_an_ended_dispatch_lists_its_final_slot_runs(
