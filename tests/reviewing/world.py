@@ -7,7 +7,9 @@ from tests.factories import UserFactory
 from tests.ladders.builders import climbers, make_ladder, versions, work
 
 
-def climbed(owner, driver, run_tasks, *, rungs=1, combos=3, runs=2, reviewers=("rita",)):
+def climbed(
+    owner, driver, run_tasks, *, rungs=1, combos=3, runs=2, reviewers=("rita",), prefix="step"
+):
     """A ladder of ``rungs`` rungs and ``combos`` climbers, ``runs`` runs a cell, climbed to the
     end: every slot's runs completed."""
     from django.contrib.auth import get_user_model
@@ -16,7 +18,11 @@ def climbed(owner, driver, run_tasks, *, rungs=1, combos=3, runs=2, reviewers=("
         get_user_model().objects.filter(username__in=reviewers).values_list("pk", flat=True)
     )
     ladder = make_ladder(
-        owner, versions(rungs), climbers(combos), runsPerCell=runs, reviewers=shared
+        owner,
+        versions(rungs, prefix=prefix),
+        climbers(combos, prefix=f"{prefix}-m"),
+        runsPerCell=runs,
+        reviewers=shared,
     )
     services.start_dispatch(ladder=ladder)
     work(driver, run_tasks)
