@@ -182,6 +182,6 @@ def test_the_queue_page_runs_a_bounded_number_of_queries(
         work(driver, run_tasks, PERFECT)
     client = browser(reviewer)
     client.get(queue_url(ladder))  # sessions and the like, once
-    with django_assert_max_num_queries(40):
+    with django_assert_max_num_queries(32):  # 28 measured, whatever the climbers
         page = client.get(queue_url(ladder))
     assert page.status_code == 200

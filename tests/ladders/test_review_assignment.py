@@ -187,3 +187,14 @@ def test_a_run_outside_the_ladders_dispatch_is_a_404(owner, owner_api, driver, r
     [foreign] = queue(owner_api, other)
     assert reserve(owner_api, ladder, foreign).status_code == 404
     assert review(owner_api, ladder, foreign).status_code == 404
+
+
+@pytest.mark.parametrize("n_climbers", [2, 20])
+def test_the_queue_reads_a_bounded_number_of_queries(
+    owner, driver, run_tasks, team, apis, django_assert_max_num_queries, n_climbers
+):
+    ana = apis[0]
+    ladder = ladder_of(owner, driver, run_tasks, team, runs=n_climbers, reviews_per_run=2)
+    reserve(ana, ladder, queue(ana, ladder)[0])
+    with django_assert_max_num_queries(14):  # 12 measured, whatever the climbers
+        assert len(queue(ana, ladder)) == n_climbers
