@@ -19,6 +19,7 @@ from loopweb.runs.models import (
     ApiToken,
     Case,
     CaseVersion,
+    ChecklistOverride,
     Combination,
     CoverageGroup,
     GGConfiguration,
@@ -290,6 +291,15 @@ class ReviewInline(ReadOnlyInline):
     fields = ["reviewer", "aesthetic_rating", "verdict", "writeup", "created_at"]
 
 
+class ChecklistOverrideInline(ReadOnlyInline):
+    """Reviewers' overrides of the run's checklist, kept as made (the latest of an item stands
+    in the stored rating); written through the API and the run page only."""
+
+    model = ChecklistOverride
+    fields = ["item", "passed", "reviewer", "note", "created_at"]
+    show_change_link = False
+
+
 @admin.register(Run)
 class RunAdmin(ReadOnlyAdmin):
     """Runs are stored by pushes and re-pushes: whether one counts, its rating and its cell are
@@ -300,6 +310,7 @@ class RunAdmin(ReadOnlyAdmin):
         "cell_key",
         "outcome",
         "validator_rating",
+        "stored_rating",
         "counted",
         "published",
         "finished_at",
@@ -319,6 +330,7 @@ class RunAdmin(ReadOnlyAdmin):
         "job",
         "outcome",
         "validator_rating",
+        "stored_rating",
         "build_loaded",
         "counted",
         "published",
@@ -340,7 +352,7 @@ class RunAdmin(ReadOnlyAdmin):
         "created_at",
         "updated_at",
     ]
-    inlines = [ReviewInline]
+    inlines = [ReviewInline, ChecklistOverrideInline]
 
     @admin.display(description="console")
     def page(self, run):

@@ -351,3 +351,17 @@ def test_listing_runs_with_overrides_costs_the_same_queries_however_many(
         overridden_run()
     with django_assert_max_num_queries(5):
         assert len(owner_api.get("/api/runs/").json()["results"]) == 5
+
+
+def test_the_admin_shows_a_runs_overrides_read_only(run, owner, staff):
+    from django.test import Client
+
+    override_item(run=run, reviewer=owner, item="pause", passed=True, note="pauses on P")
+    browser = Client()
+    browser.force_login(staff)
+
+    html = browser.get(f"/admin/runs/run/{run.pk}/change/").content.decode()
+
+    assert "pauses on P" in html
+    assert "field-stored_rating" in html
+    assert 'name="overrides-0-item"' not in html  # shown, not editable
