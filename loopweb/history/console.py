@@ -2,21 +2,33 @@
 history of a ladder (records, heights across them) and the compare of two. Server-rendered; the
 board's section refreshes itself while its dispatch runs, and reads fine without scripts."""
 
+from urllib.parse import urlencode
+
 from django.core.exceptions import ValidationError
 from django.core.paginator import Paginator
 from django.http import Http404, HttpResponse
 from django.shortcuts import render
+from django.urls import reverse
 from django.utils.safestring import mark_safe
 from django.views.decorators.gzip import gzip_page
 from django.views.decorators.http import require_safe
 
 from ladders.models import Dispatch, DispatchStatus
 from loopweb import stats
-from loopweb.console import grid
+from loopweb.console import grid, queries
 from loopweb.console.access import signed_in, viewable_ladder
-from loopweb.console.presenters import pin_text, status_label, version_of
+from loopweb.console.presenters import (
+    climber_status_text,
+    pin_text,
+    shown_status,
+    status_label,
+    tally_items,
+    version_of,
+)
+from loopweb.console.runs import run_cards
 from loopweb.history import charts, records, selectors
 from loopweb.history.models import Action
+from loopweb.runs.models import Run
 from loopweb.runs.numbers import typed_integer
 
 PAGE_SIZE = 20
@@ -114,9 +126,7 @@ def _count(raw, default: int, low: int, high: int) -> int:
 @require_safe
 def history(request, pk: int):
     ladder = viewable_ladder(request.user, pk)
-    page = Paginator(selectors.records_of(ladder), PAGE_SIZE).get_page(
-        request.GET.get("page")
-    )
+    page = Paginator(selectors.records_of(ladder), PAGE_SIZE).get_page(request.GET.get("page"))
     n = _count(request.GET.get("n"), LINES, 2, 50)
     recent = selectors.recent(ladder, n)
     chosen = None
@@ -160,14 +170,104 @@ def _grid_climber(climber: dict) -> dict:
     return {**climber, "tally": current["tally"] if current else None}
 
 
-@signed_in
-@require_safe
-def record_page(request, pk: int, record_id: int):
-    """One record: the ended dispatch's frozen grid, drawn as the live board draws its own."""
+def _record_or_404(request, pk: int, record_id: int):
     ladder = viewable_ladder(request.user, pk)
     record = selectors.record_of(ladder, record_id)
     if record is None:
         raise Http404("This ladder has no such record.")
+    return ladder, record
+
+
+def _counted_runs(record, index: int, rung_id: str) -> list[int] | None:
+    """The ids of the runs a record's slot counted, as its dispatch's standing holds them; None
+    when the standing does not keep them (a record written before standings kept their slots'
+    runs: the slot counted runs, and the standing lists none)."""
+    climbers = record.standing.climbers
+    if not 0 <= index < len(climbers):
+        return None
+    climber = climbers[index]
+    for slot, held in zip(climber["body"]["slots"], climber["runs"], strict=True):
+        if slot["rung"] == rung_id:
+            if not held and (slot.get("tally") or {}).get("counted"):
+                return None
+            return list(held)
+    return None
+
+
+def record_slot_detail(ladder, record, index: int, rung_id: str) -> dict:
+    """What a record's slot panel shows: the slot as the dispatch ended (status, tally, cost)
+    and the runs it counted, each a card as on the live board's panel."""
+    detail = records.detail_json(record)
+    rungs = detail["rungs"]
+    number = next((r["number"] for r in rungs if r["id"] == rung_id), None)
+    if number is None or not 0 <= index < len(detail["climbers"]):
+        raise Http404("This record has no such rung slot.")
+    rung, climber = rungs[number - 1], detail["climbers"][index]
+    slot = climber["slots"][number - 1]
+    numbers = {r["id"]: r["number"] for r in rungs}
+    held = _counted_runs(record, index, rung_id)
+    cards = []
+    if held:
+        found = Run.objects.filter(pk__in=held).select_related("job").in_bulk()
+        runs = [(found[i], "counted") for i in held if i in found]
+        cards = run_cards(runs, queries.checklist_for(rung["case"], rung["version"]))
+        for card in cards:
+            query = urlencode({"ladder": ladder.pk})
+            card.link = f"{reverse('console:run-page', args=[card.run.pk])}?{query}"
+    return {
+        "ladder": ladder,
+        "record": record,
+        "index": index,
+        "rung_id": rung_id,
+        "number": number,
+        "pin": pin_text(rung),
+        "title": queries.case_titles([rung["case"]]).get(rung["case"], rung["case"]),
+        "target": rung["runs"],
+        "climber": climber,
+        "climber_status": climber_status_text(climber, numbers, live=False),
+        "climber_shown": shown_status(climber, live=False),
+        "status": slot["status"],
+        "tally": tally_items(slot["tally"]),
+        "pass_rate": stats.pass_rate_text(slot["passRate"]) if slot["tally"] else "",
+        "cost": charts.cost_text(slot["totals"]) if slot["totals"] else "",
+        "kept": held is not None,
+        "held": held or [],
+        "cards": cards,
+    }
+
+
+def _open_slot(ladder, record, param: str) -> dict | None:
+    """The slot a record page's address names (``<climber index>/<rung id>``), or None."""
+    raw, _, rung = param.partition("/")
+    index = typed_integer(raw)
+    if index is None or not rung:
+        return None
+    try:
+        return record_slot_detail(ladder, record, index, rung)
+    except Http404:
+        return None
+
+
+@signed_in
+@require_safe
+def record_slot(request, pk: int, record_id: int, index: int, rung: str):
+    """A record's slot with the runs it counted: the record page's side panel for the page's own
+    request, else a page of its own."""
+    ladder, record = _record_or_404(request, pk, record_id)
+    detail = record_slot_detail(ladder, record, index, rung)
+    if request.htmx:
+        return render(request, "history/_record_slot.html", {"s": detail, "panel": True})
+    return render(
+        request, "history/record_slot.html", {"s": detail, "ladder": ladder, "nav": "ladders"}
+    )
+
+
+@signed_in
+@require_safe
+def record_page(request, pk: int, record_id: int):
+    """One record: the ended dispatch's frozen grid, drawn as the live board draws its own; a
+    slot opens the runs it counted beside it (``?slot=<climber index>/<rung id>`` opens one)."""
+    ladder, record = _record_or_404(request, pk, record_id)
     detail = records.detail_json(record)
     rungs = [{**r, "pin": pin_text(r), "target": r["runs"]} for r in detail["rungs"]]
     numbers = {r["id"]: r["number"] for r in rungs}
@@ -185,6 +285,7 @@ def record_page(request, pk: int, record_id: int):
             "rows": mark_safe(rows),  # noqa: S308 - the grid escapes every value it writes
             "status_label": status_label(record.status),
             "cost": charts.cost_text(record.totals),
+            "slot": _open_slot(ladder, record, request.GET.get("slot", "")),
             "nav": "ladders",
         },
     )

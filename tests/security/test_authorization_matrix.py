@@ -131,6 +131,7 @@ MATRIX = {
     "ladders/<int:pk>/delete/":                      {"on": "ladder", "GET": "L+434", "POST": "L+434"},
     "ladders/<int:pk>/history/":                     {"on": "ladder", "GET": "L+4+4"},
     "ladders/<int:pk>/history/<int:record_id>/":     {"on": "record", "GET": "L+4+4"},
+    "ladders/<int:pk>/history/<int:record_id>/slots/<int:index>/<str:rung>/": {"on": "record", "GET": "L+4+4"},
     "ladders/<int:pk>/compare/":                     {"on": "ladder", "GET": "L+4+4"},
     "ladders/<int:pk>/pairwise/":                    {"on": "ladder", "GET": "L+4+4", "POST": "L+4+4"},
     "ladders/<int:pk>/pairwise/results/":            {"on": "ladder", "GET": "L+4+4"},
@@ -185,10 +186,14 @@ def row_of(route: str) -> dict | None:
 
 
 def record_of(world) -> int:
-    """A record of the owner's ladder: its dispatch stopped, and run again."""
+    """A record of the owner's ladder: its dispatch stopped, and run again (once: the record a
+    route asked for before is the next one's too)."""
     from ladders import services
     from loopweb.history.models import DispatchRecord
 
+    kept = DispatchRecord.objects.filter(ladder=world.ladder).first()
+    if kept is not None:
+        return kept.pk
     services.stop_dispatch(ladder=world.ladder)
     services.start_dispatch(ladder=world.ladder, run_pass=False)
     return DispatchRecord.objects.get(ladder=world.ladder).pk
@@ -196,7 +201,8 @@ def record_of(world) -> int:
 
 def ids_of(world, on: str | None) -> dict:
     if on == "record":
-        return {"pk": world.ladder.pk, "record_id": record_of(world)}
+        rung = world.ladder.rungs.order_by("position")[0].rung_id
+        return {"pk": world.ladder.pk, "record_id": record_of(world), "index": 0, "rung": rung}
     if on == "budget":
         from loopweb.runs.models import ProviderBudget
 

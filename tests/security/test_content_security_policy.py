@@ -185,6 +185,8 @@ CONSOLE = {
     "ladders/<int:pk>/slots/<int:index>/<str:rung>/":     PAGE,  # and its fragment, below
     "ladders/<int:pk>/history/":                          PAGE,
     "ladders/<int:pk>/history/<int:record_id>/":          PAGE,
+    # A record's slot: a page, and the record page's side panel (its fragment, below).
+    "ladders/<int:pk>/history/<int:record_id>/slots/<int:index>/<str:rung>/": PAGE,
     "ladders/<int:pk>/compare/":                          PAGE,
     "ladders/<int:pk>/pairwise/":                         PAGE,
     "ladders/<int:pk>/pairwise/results/":                 PAGE,
@@ -295,6 +297,10 @@ def test_every_console_page_runs_only_what_the_policy_allows(ended):
     # The slot's side panel is the slot page's fragment; the reviewer's queue is theirs too.
     slot = path_of(world, "ladders/<int:pk>/slots/<int:index>/<str:rung>/")
     assert_fragment_keeps_to_the_policy(owner.get(slot, HTTP_HX_REQUEST="true"))
+    record_slot = path_of(
+        world, "ladders/<int:pk>/history/<int:record_id>/slots/<int:index>/<str:rung>/"
+    )
+    assert_fragment_keeps_to_the_policy(owner.get(record_slot, HTTP_HX_REQUEST="true"))
     queue = reverse("console:queue", args=[world.ladder.pk])
     assert_page_keeps_to_the_policy(signed_in(world.users["reviewer"]).get(queue))
     assert len(seen) == sum(kind != POST_ONLY for kind in CONSOLE.values())

@@ -89,6 +89,10 @@ def console_pages(world: World) -> dict[str, str]:
         "queue": reverse("console:queue", args=[ladder]),
         "history": reverse("history:history", args=[ladder]),
         "record": reverse("history:record", args=[ladder, first_record]),
+        # The latest record (whose dispatch's standing keeps its slots' runs), a slot open.
+        "record slot": (
+            f"{reverse('history:record', args=[ladder, last_record])}?slot=0/{second_rung}"
+        ),
         "record chart": f"{reverse('history:history', args=[ladder])}?record={first_record}",
         "compare": f"{reverse('history:compare', args=[ladder])}?a={first_record}&b={last_record}",
         "editor": reverse("console:ladder-edit", args=[ladder]),

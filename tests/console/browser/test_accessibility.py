@@ -34,9 +34,9 @@ RUN_AXE = """async () => {
   }));
 }"""
 
-AS_OWNER = ["ladders", "board", "slot", "run", "queue", "history", "record", "record chart",
-            "compare", "editor", "new ladder", "groups", "group", "combinations", "rule",
-            "evalsets", "evalset", "proposals", "proposal", "webhooks", "webhook",
+AS_OWNER = ["ladders", "board", "slot", "run", "queue", "history", "record", "record slot",
+            "record chart", "compare", "editor", "new ladder", "groups", "group", "combinations",
+            "rule", "evalsets", "evalset", "proposals", "proposal", "webhooks", "webhook",
             "budgets"]  # fmt: skip
 AS_REVIEWER = ["ladders", "board", "run", "queue", "history", "compare"]
 

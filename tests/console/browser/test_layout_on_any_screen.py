@@ -70,8 +70,9 @@ PROBLEMS = """(cards) => {
   return problems;
 }"""
 
-PAGES = ["run", "slot", "board", "history", "record", "record chart", "compare", "editor", "queue",
-         "ladders", "groups", "rule", "evalsets", "proposal", "webhooks"]  # fmt: skip
+PAGES = ["run", "slot", "board", "history", "record", "record slot", "record chart", "compare",
+         "editor", "queue", "ladders", "groups", "rule", "evalsets", "proposal",
+         "webhooks"]  # fmt: skip
 
 
 @pytest.fixture
