@@ -2,11 +2,13 @@
 agreement between reviewers, the runs they split on, and the ladder's review settings
 (docs/reviewing.md). Anyone who may not read the ladder gets a 404."""
 
+import re
+
 from django.db import transaction
 from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
 from rest_framework import serializers, status
-from rest_framework.exceptions import PermissionDenied, ValidationError
+from rest_framework.exceptions import ErrorDetail, PermissionDenied, ValidationError
 from rest_framework.generics import GenericAPIView
 from rest_framework.response import Response
 
@@ -20,10 +22,13 @@ from loopweb.runs.models import Run
 
 NOT_REVIEWER = selectors.NOT_REVIEWER
 
+#: What a rung id may look like (``r_`` and hex when minted); anything else names no rung.
+RUNG_PATTERN = r"^[A-Za-z0-9_-]{1,40}$"
+RUNG_TYPE = {"type": "string", "pattern": RUNG_PATTERN}
 RUNG = OpenApiParameter(
-    "rung", str, description="A rung id of the ladder (the latest dispatch's rungs)."
+    "rung", RUNG_TYPE, description="A rung id of the ladder (the latest dispatch's rungs)."
 )
-RUNG_REQUIRED = OpenApiParameter("rung", str, required=True, description=RUNG.description)
+RUNG_REQUIRED = OpenApiParameter("rung", RUNG_TYPE, required=True, description=RUNG.description)
 
 
 def _ladder(request, pk: int) -> Ladder:
@@ -31,14 +36,20 @@ def _ladder(request, pk: int) -> Ladder:
 
 
 def _rung(request, *, required: bool) -> str | None:
-    rung = request.query_params.get("rung") or None
-    if required and rung is None:
-        raise ValidationError({"rung": ["This query parameter is required."]})
+    rung = request.query_params.get("rung")
+    if rung is None:
+        if required:
+            raise ValidationError(
+                {"rung": [ErrorDetail("This parameter is required.", "required")]}
+            )
+        return None
+    if not re.fullmatch(RUNG_PATTERN, rung):
+        raise ValidationError({"rung": [ErrorDetail("Not a rung id.", "invalid")]})
     return rung
 
 
 class JudgementIn(serializers.Serializer):
-    rung = fields.CharField(max_length=40)
+    rung = fields.RegexField(RUNG_PATTERN, max_length=40)
     left = fields.IdField()
     right = fields.IdField()
     choice = fields.ChoiceField(choices=Choice.choices)
@@ -248,7 +259,12 @@ class PairwiseView(GenericAPIView):
                 given=services.PairInput(**body.validated_data),
             )
         except services.Invalid as exc:
-            raise ValidationError(exc.errors) from None
+            raise ValidationError(
+                {
+                    field: [ErrorDetail(m, "does_not_exist") for m in messages]
+                    for field, messages in exc.errors.items()
+                }
+            ) from None
         return Response(selectors.judgement_json(judgement), status=status.HTTP_201_CREATED)
 
 
@@ -269,7 +285,7 @@ class NextPairView(GenericAPIView):
             raise PermissionDenied(NOT_REVIEWER)
         rung = _rung(request, required=True)
         if rung not in {r["id"] for r in selectors.rungs(ladder)}:
-            raise ValidationError({"rung": ["Not a rung of this ladder's latest dispatch."]})
+            raise ValidationError({"rung": [ErrorDetail(services.NOT_A_RUNG, "does_not_exist")]})
         pair = selectors.next_pair(ladder, request.user, rung)
         if pair is None:
             return Response(status=status.HTTP_204_NO_CONTENT)

@@ -13,9 +13,12 @@ from loopweb.reviewing.ranking import CHOICES
 from loopweb.runs.errors import Conflict
 from loopweb.runs.models import Run
 
+NOT_A_RUNG = "Not a rung of this ladder's latest dispatch."
+
 
 class Invalid(Exception):
-    """Input that names something it may not: ``errors`` is ``{field: [message]}``."""
+    """Input that names what does not exist (a rung, a run of the rung, a pair of two
+    climbers' runs): ``errors`` is ``{field: [message]}``."""
 
     def __init__(self, errors: dict[str, list[str]]):
         super().__init__(errors)
@@ -39,7 +42,7 @@ def record_judgement(*, ladder: Ladder, reviewer, given: PairInput) -> PairwiseJ
     with transaction.atomic():
         slots = selectors.rung_runs(ladder, given.rung)
         if slots is None:
-            raise Invalid({"rung": ["Not a rung of this ladder's latest dispatch."]})
+            raise Invalid({"rung": [NOT_A_RUNG]})
         dispatch_id, climber_of = slots
         errors: dict[str, list[str]] = {}
         for side in ("left", "right"):

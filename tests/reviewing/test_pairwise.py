@@ -182,3 +182,19 @@ def test_results_give_a_preference_table_and_a_ranking_with_intervals(
     }
     overall = owner_api.get(f"/api/ladders/{ladder.pk}/pairwise/results").json()
     assert overall["rung"] is None and overall["judgements"] == 6
+
+
+def test_a_rung_that_is_no_rung_id_is_a_400_and_one_the_ladder_lacks_does_not_exist(
+    owner, owner_api, driver, run_tasks
+):
+    ladder = climbed(owner, driver, run_tasks, combos=2, runs=1)
+    for path in ("pairwise", "pairwise/results", "pairwise/next"):
+        response = owner_api.get(f"/api/ladders/{ladder.pk}/{path}", {"rung": "r\x00 x"})
+        assert response.status_code == 400, path
+        assert response.json()["errors"] == {"rung": ["Not a rung id."]}
+    missing = owner_api.get(f"/api/ladders/{ladder.pk}/pairwise/next", {"rung": "r_0"})
+    assert missing.json()["code"] == "does_not_exist"
+    a, b = (e["run"] for e in entries(ladder))
+    body = {"rung": "r_0", "left": a, "right": b, "choice": "left"}
+    refused = owner_api.post(f"/api/ladders/{ladder.pk}/pairwise", body, format="json")
+    assert refused.status_code == 400 and refused.json()["code"] == "does_not_exist"
