@@ -8,7 +8,7 @@ from django.db import connection
 from django.utils import timezone
 
 from ladders import services
-from ladders.config import ladder_body, rung_body
+from ladders.bodies import ladder_body, rung_body
 from ladders.models import Dispatch
 from loopweb.runs.cells import CasePin, CombinationCell, cell_key
 from loopweb.runs.models import Case, CaseVersion, Combination, ModelEntry, Role, Run

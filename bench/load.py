@@ -18,7 +18,7 @@ from bench.measure import Timing, interleaved
 from bench.production import ProductionServer
 from bench.runner import Row
 from ladders import services, shared_progress
-from ladders.config import ladder_body, rung_body
+from ladders.bodies import ladder_body, rung_body
 from ladders.models import Ladder
 from loopweb.runs import services as run_services
 from loopweb.runs.cells import CasePin, CombinationCell, cell_key

@@ -8,7 +8,6 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 
 from ladders import lifecycle
-from ladders.config import rung_problems
 from ladders.models import (
     Ladder,
     LadderCombination,
@@ -16,6 +15,7 @@ from ladders.models import (
     Rung,
     mint_rung_id,
 )
+from ladders.rung_checks import rung_problems
 from loopweb.runs.models import Combination, GroupMember
 
 

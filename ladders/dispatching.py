@@ -15,7 +15,6 @@ from django.db import transaction
 from django.utils import timezone
 
 from ladders import evidence, freezing, lifecycle, progress
-from ladders.config import MAX_RUNGS, rung_problems
 from ladders.configuration import declared_combinations
 from ladders.models import (
     Dispatch,
@@ -29,6 +28,7 @@ from ladders.models import (
 )
 from ladders.passes import hold_cells, launch_pass_now
 from ladders.progress import standing_of
+from ladders.rung_checks import MAX_RUNGS, rung_problems
 from ladders.standing import ClimberStanding, Standing
 from ladders.statuses import BLOCKED, FAILED, RETRYABLE_REASONS, RUNNING, UNLAUNCHABLE, UNRATED
 from ladders.tasks import launch_pass

@@ -6,10 +6,10 @@ from django.contrib.auth import get_user_model
 from rest_framework import serializers
 
 from ladders import gate, rubric
-from ladders.config import MAX_RUNGS
 from ladders.models import default_gate
-from loopweb.runs.api import fields as f
-from loopweb.runs.api import schema
+from ladders.rung_checks import MAX_RUNGS
+from loopweb.runs import formats
+from loopweb.runs import json_fields as f
 from loopweb.runs.errors import unknown as unknown_text
 from loopweb.runs.inputs import ReviewSerializer
 from loopweb.runs.models import Combination, CoverageGroup, Rating
@@ -36,7 +36,7 @@ class ThresholdSerializer(serializers.Serializer):
 
 
 # A threshold is {"count": n} or {"fraction": f}: exactly one key, no other.
-schema.patch(
+formats.patch(
     "ThresholdRequest", _={"additionalProperties": False, "minProperties": 1, "maxProperties": 1}
 )
 

@@ -1,8 +1,8 @@
 from rest_framework import serializers
 
-from ladders.config import MAX_RUNGS
 from ladders.inputs import LadderConfigSerializer, QueueReviewSerializer
 from ladders.models import ReviewReservation
+from ladders.rung_checks import MAX_RUNGS
 from loopweb.runs import json_fields as f
 
 __all__ = ["LadderConfigSerializer", "QueueReviewSerializer"]

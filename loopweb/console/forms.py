@@ -12,8 +12,8 @@ from dataclasses import dataclass, field
 from django.core.exceptions import ValidationError
 
 from ladders import gate as gate_defaults
-from ladders.config import MAX_RUNGS
 from ladders.inputs import LadderConfigSerializer
+from ladders.rung_checks import MAX_RUNGS
 from loopweb.runs.errors import django_detail, flatten
 from loopweb.runs.inputs import ReviewSerializer
 from loopweb.runs.numbers import typed_integer

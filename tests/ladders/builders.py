@@ -5,7 +5,7 @@ from collections.abc import Callable
 from django.utils import timezone
 
 from ladders import services
-from ladders.config import ladder_body, rung_body
+from ladders.bodies import ladder_body, rung_body
 from ladders.models import Ladder
 from loopweb.runs import services as run_services
 from loopweb.runs.cells import CasePin
@@ -30,7 +30,7 @@ def climbers(n: int, prefix: str = "m"):
 
 
 def config(**overrides) -> dict:
-    """The standard ladder (``ladders.config.ladder_body``) with ``overrides``; a partial
+    """The standard ladder (``ladders.bodies.ladder_body``) with ``overrides``; a partial
     ``gate`` is laid over the gate's defaults."""
     return ladder_body(gate_given=overrides.pop("gate", None), **overrides)
 

@@ -26,7 +26,7 @@ from django.tasks import TaskResultStatus
 from django_tasks_db.models import DBTaskResult
 
 from ladders import services
-from ladders.config import ladder_body, rung_body
+from ladders.bodies import ladder_body, rung_body
 from ladders.models import Dispatch
 from ladders.tasks import launch_pass
 from loopweb.ops.models import WorkerProcess

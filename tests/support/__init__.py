@@ -1,4 +1,4 @@
 """Helpers every part of the suite shares, written once: starting a ladder's dispatch
 (``tests.support.ladders``) and running work in threads against the database
-(``tests.support.threads``). The standard ladder body itself is ``ladders.config.ladder_body``,
+(``tests.support.threads``). The standard ladder body itself is ``ladders.bodies.ladder_body``,
 which the benchmarks and the scale run build theirs from too."""

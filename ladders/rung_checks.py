@@ -1,54 +1,11 @@
-"""A ladder's configuration: the body the API takes, every setting at its default unless given
-(``ladder_body``, the one literal the tests, the benchmarks and the scale run build ladders from),
-and the checks that need the catalog, run on save and again on Run."""
+"""The rungs a ladder may have: at most ``MAX_RUNGS``, and none the gate could never read (checks
+that need the catalog, run on save and again on Run)."""
 
-from collections.abc import Iterable, Sequence
-from typing import Any
+from collections.abc import Sequence
 
-from ladders import gate
 from loopweb.runs.models import Case, CaseKind, CaseVersion
 
 MAX_RUNGS = 50
-
-
-def rung_body(
-    case: str,
-    version: str,
-    *,
-    variant: str = "default",
-    engine: str | None = None,
-    runs: int | None = None,
-) -> dict[str, Any]:
-    """A rung as the API takes it."""
-    return {"case": case, "version": version, "variant": variant, "engine": engine, "runs": runs}
-
-
-def ladder_body(
-    *,
-    name: str = "climb",
-    rungs: Iterable[dict[str, Any]] = (),
-    combinations: Iterable[int] = (),
-    gate_given: dict[str, Any] | None = None,
-    **settings: Any,
-) -> dict[str, Any]:
-    """A ladder as ``POST /api/ladders/`` takes it: these rungs and combinations, the gate's
-    defaults with ``gate_given`` over them, and every other setting at the API's default unless
-    given in ``settings`` (``runsPerCell``, ``retryCount``, ``outerAxis``…)."""
-    body: dict[str, Any] = {
-        "name": name,
-        "rungs": list(rungs),
-        "groups": [],
-        "combinations": list(combinations),
-        "gate": gate.completed(gate_given or {}),
-        "runsPerCell": 1,
-        "runsInFlightLimit": None,
-        "retryCount": 1,
-        "outerAxis": "rung",
-        "reviewers": [],
-    }
-    body.update(settings)
-    return body
-
 
 REJECTED_KIND = {
     CaseKind.PERFORMANCE: (
