@@ -9,14 +9,16 @@ dispatches, climbers, rungs and runs (``tests/ladders/test_query_budgets.py``):
   6. jobs in flight per slot cell, whoever launched them
   7. the first counted runs of every slot cell
 
-A board whose cells changed reads again only the climbers holding them (``only``): the same
-statements, narrowed to those climbers' cells.
+A board whose cells changed reads again the climbers holding them (``only``) and those cells
+alone (``cells``): the same statements, narrowed.
 """
 
 import json
+import operator
 from collections import defaultdict
 from collections.abc import Collection, Iterable
 from dataclasses import dataclass
+from functools import reduce
 from itertools import groupby
 from operator import itemgetter
 
@@ -275,12 +277,8 @@ def _cell_in_flight(cells: Q) -> QuerySet:
 
 def _per_origin_and_cell(jobs, aggregate):
     """(origin, cellKey, aggregate) rows of the jobs, in one grouped query."""
-    return (
-        jobs.values("origin", "cell_key")
-        .annotate(value=aggregate)
-        .values_list("origin", "cell_key", "value")
-        .order_by()
-    )
+    rows = jobs.values("origin", "cell_key").annotate(value=aggregate).order_by()
+    return rows.values_list("origin", "cell_key", "value")
 
 
 def _by_slot(rows, prefixes: dict[str, int]):
@@ -294,10 +292,7 @@ def _by_slot(rows, prefixes: dict[str, int]):
 
 
 def _of_dispatches(prefixes: dict[str, int]) -> Q:
-    of_dispatches = Q()
-    for prefix in prefixes:
-        of_dispatches |= Q(origin__startswith=prefix)
-    return of_dispatches
+    return reduce(operator.or_, (Q(origin__startswith=p) for p in prefixes), Q())
 
 
 def launched_in_flight(dispatch: Dispatch) -> dict[tuple[str, str], int]:
@@ -310,9 +305,9 @@ def launched_in_flight(dispatch: Dispatch) -> dict[tuple[str, str], int]:
 
 @dataclass
 class _DispatchJobs:
-    """What the dispatches' own jobs say: the two queries to ask (``queries``), and ``read``
-    making their rows into the jobs in flight, the failed attempts and, when some failed, the
-    latest first launches (a query of its own, asked only then)."""
+    """The dispatches' own jobs (of some cells): their ``queries`` (jobs in flight, failed
+    attempts), whose rows ``read`` makes into the jobs in flight, the failures and, when some
+    failed, the latest first launches (asked then)."""
 
     prefixes: dict[str, int]
     jobs: QuerySet | None
@@ -330,15 +325,7 @@ class _DispatchJobs:
         )
         return [in_flight, exhausted]
 
-    @property
-    def first_launches(self) -> QuerySet:
-        """(origin, cellKey, the latest first attempt's creation) of the jobs."""
-        assert self.jobs is not None
-        return _per_origin_and_cell(self.jobs.filter(attempt=1), Max("created_at"))
-
-    def read(self, in_flight=(), exhausted=(), first=None):
-        """The rows of ``queries`` as the jobs in flight, the failed attempts and the latest first
-        launches, from the rows of ``first_launches`` when given, else asked when some failed."""
+    def read(self, in_flight=(), exhausted=()):
         launched: dict[int, dict] = defaultdict(dict)
         failures: dict[int, dict] = defaultdict(lambda: defaultdict(list))
         last_launch: dict[int, dict] = defaultdict(dict)
@@ -346,20 +333,16 @@ class _DispatchJobs:
             launched[pk][slot] = n
         for pk, slot, (finished_at, attempt) in _by_slot(exhausted, self.prefixes):
             failures[pk][slot].append(Failure(finished_at, attempt))
-        if first is None and self.jobs is not None and any(failures.values()):
-            first = self.first_launches
-        for pk, slot, (latest,) in _by_slot(first or (), self.prefixes):
-            last_launch[pk][slot] = latest
+        if self.jobs is not None and any(failures.values()):
+            first = _per_origin_and_cell(self.jobs.filter(attempt=1), Max("created_at"))
+            for pk, slot, (latest,) in _by_slot(first, self.prefixes):
+                last_launch[pk][slot] = latest
         return launched, failures, last_launch
 
 
 def _dispatch_jobs(prefixes: dict[str, int], cells: Q | None = None) -> _DispatchJobs:
-    if not prefixes:
-        return _DispatchJobs(prefixes, None)
-    jobs = Job.objects.filter(_of_dispatches(prefixes))
-    if cells is not None:
-        jobs = jobs.filter(cells)
-    return _DispatchJobs(prefixes, jobs)
+    jobs = Job.objects.filter(_of_dispatches(prefixes)) if prefixes else None
+    return _DispatchJobs(prefixes, jobs.filter(cells) if jobs is not None and cells else jobs)
 
 
 class Stale(Exception):

@@ -1,23 +1,14 @@
 """Change stamps: how a reader knows, cheaply and on every process, whether what it computed is
 still current, and exactly what changed since.
 
-Every write to something a board shows inserts one ``Change`` row per key it touched (a coverage
-cell's key, ``ladder:<id>``, ``catalog``), stamped with the writing transaction's stamp, in that
-transaction: the database's triggers write them (``loopweb.runs.capture``), whoever writes. A
-reader takes a *snapshot* token before it reads: it says which stamps had been
-committed at that moment. A copy computed after taking snapshot S is current while every change
-of its keys is visible in S; the changes that are not are exactly what changed since.
-
-PostgreSQL: the stamp is the writing transaction's id (``pg_current_xact_id()``, 64 bits, never
-wraps) and the token the database's own snapshot (``pg_current_snapshot()``: the oldest
-transaction still running, the next id, and the ids running in between), so visibility is the
-database's (``pg_visible_in_snapshot``), whatever order writers commit in. Writers only insert,
-so none waits on another. SQLite (the embedded demo) runs one writer at a time: a counter row
-serves (each captured row draws the next value), and a stamp is visible in a token when it is
-not above it.
-
-A token is written ``<xmin>_<xmax>_<running ids, dash-separated>`` on PostgreSQL and ``n<count>``
-on SQLite, so it can travel in a URL or an ETag.
+Every write to something a board shows inserts, by the database's triggers in the writing
+transaction (``loopweb.runs.capture``), one ``Change`` row per key it touched (a cell's key,
+``ladder:<id>``, ``catalog``), stamped with the transaction's stamp. A reader takes a snapshot
+token before it reads; what it computed is current while every change of its keys is visible in
+that token. PostgreSQL: the stamp is the transaction's id and the token the database's snapshot
+(``pg_current_snapshot()``, written ``<xmin>_<xmax>_<running ids, dash-separated>``), so
+visibility is the database's whatever order writers commit in. SQLite (the demo, one writer at
+a time): a counter, written ``n<count>``; a stamp is visible when not above it.
 """
 
 from collections.abc import Iterable
@@ -36,10 +27,6 @@ CATALOG = "catalog"
 def ladder_key(ladder_id: int) -> str:
     """The key of a ladder's own writes: its configuration and its dispatch."""
     return f"ladder:{ladder_id}"
-
-
-def _postgres() -> bool:
-    return connection.vendor == "postgresql"
 
 
 # Tokens ------------------------------------------------------------------------------------
@@ -78,7 +65,7 @@ def snapshot_of(token: str) -> str | None:
 
 def floor_of(token: str) -> int | None:
     """Every stamp below this is visible in the token (None: not a token)."""
-    if _postgres():
+    if connection.vendor == "postgresql":
         snapshot = snapshot_of(token)
         return None if snapshot is None else int(snapshot.split(":")[0])
     counter = _xid(token[1:]) if token.startswith("n") else None
