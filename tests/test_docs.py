@@ -75,3 +75,15 @@ def test_the_index_states_each_decisions_status_and_names_what_superseded_it(pat
 def test_the_performance_reference_stays_under_two_hundred_lines():
     lines = (DECISIONS.parent / "performance.md").read_text(encoding="utf-8").splitlines()
     assert len(lines) < 200, "docs/performance.md is a reference: the latest table, not a diary"
+
+
+def test_every_link_to_a_decision_names_a_file_that_exists():
+    docs = DECISIONS.parent
+    broken = []
+    for page in [*docs.glob("*.md"), *DECISIONS.glob("*.md")]:
+        for target in LINK.findall(page.read_text(encoding="utf-8")):
+            if target.startswith("http") or "decisions" not in str(page.parent / target):
+                continue
+            if not (page.parent / target).is_file():
+                broken.append(f"{page.relative_to(docs)} -> {target}")
+    assert broken == []
