@@ -89,8 +89,11 @@ class Evidence:
         them: what it does not hold of a cell is gone)."""
 
         def by_cell[V](old: Mapping[str, V], new: Mapping[str, V]) -> dict[str, V]:
-            kept = {k: v for k, v in old.items() if k not in cells}
-            return kept | {k: v for k, v in new.items() if k in cells}
+            merged = dict(old)  # copied whole at once: ten thousand cells on a large board
+            for key in cells:
+                merged.pop(key, None)
+            merged.update((k, v) for k, v in new.items() if k in cells)
+            return merged
 
         def by_slot[V](old: Mapping[Slot, V], new: Mapping[Slot, V]) -> dict[Slot, V]:
             kept = {k: v for k, v in old.items() if k[1] not in cells}
