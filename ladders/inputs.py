@@ -4,6 +4,7 @@ refuse the same things with the same messages. Response shapes live in ``ladders
 
 from django.contrib.auth import get_user_model
 from rest_framework import serializers
+from rest_framework.exceptions import ErrorDetail
 
 from ladders import gate, rubric
 from ladders.models import default_gate
@@ -80,10 +81,46 @@ class CriterionSerializer(serializers.Serializer):
     def validate(self, attrs):
         problems = rubric.criterion_problems(attrs)
         if problems:
-            # Relations between a criterion's fields (max above min, a step dividing the range,
-            # two distinct labels or more), which JSON Schema cannot state.
-            raise serializers.ValidationError(problems, code="criterion")
+            # Relations between a criterion's fields (max above min, a step dividing the range),
+            # which JSON Schema cannot state, are coded "criterion"; the rest the schema says.
+            raise serializers.ValidationError(
+                {
+                    name: [
+                        ErrorDetail(text, "criterion" if text in rubric.RELATIONS else "invalid")
+                    ]
+                    for name, text in problems.items()
+                }
+            )
         return _stored_criterion(attrs)
+
+
+# A criterion's kind decides its fields: a number has a min, a max and a step above 0; a
+# category two distinct labels or more.
+formats.patch(
+    "CriterionRequest",
+    _={
+        "allOf": [
+            {
+                "if": {"properties": {"kind": {"const": "number"}}, "required": ["kind"]},
+                "then": {
+                    "required": ["min", "max", "step"],
+                    "properties": {
+                        "min": {"type": "number"},
+                        "max": {"type": "number"},
+                        "step": {"type": "number", "exclusiveMinimum": 0},
+                    },
+                },
+            },
+            {
+                "if": {"properties": {"kind": {"const": "category"}}, "required": ["kind"]},
+                "then": {
+                    "required": ["labels"],
+                    "properties": {"labels": {"minItems": 2, "uniqueItems": True}},
+                },
+            },
+        ]
+    },
+)
 
 
 def _stored_criterion(attrs: dict) -> dict:

@@ -15,6 +15,10 @@ KINDS = ("number", "category", "boolean")
 MAX_CRITERIA = 20
 MAX_LABELS = 20
 CRITERION_ID = re.compile(r"^[a-z][a-z0-9_]{0,39}$")
+#: What a criterion's fields may not say of each other (relations JSON Schema cannot state).
+MAX_ABOVE_MIN = "The max must be greater than the min."
+STEP_DIVIDES = "The step must divide the range from min to max."
+RELATIONS = (MAX_ABOVE_MIN, STEP_DIVIDES)
 CRITERION_ID_RULE = (
     "A criterion id is a lowercase letter, then up to 39 lowercase letters, digits or underscores."
 )
@@ -33,11 +37,11 @@ def criterion_problems(criterion: Mapping[str, Any]) -> dict[str, str]:
             if value is None:
                 problems[name] = f"A number criterion needs its {name}."
         if not problems and low >= high:
-            problems["max"] = "The max must be greater than the min."
+            problems["max"] = MAX_ABOVE_MIN
         if step is None or step <= 0:
             problems["step"] = "A number criterion needs a step greater than 0."
         elif not problems and not _on_step((high - low) / step):
-            problems["step"] = "The step must divide the range from min to max."
+            problems["step"] = STEP_DIVIDES
     elif criterion["kind"] == "category":
         labels = criterion.get("labels") or []
         if len(labels) < 2:

@@ -57,6 +57,13 @@ ALLOWED = {
     "server's clock, before the proposal existed)",
     "host_not_allowed": "a webhook URL whose host the deployment's setting does not allow (a "
     "loopback or private address not listed in LOOPWEB_WEBHOOK_ALLOWED_HOSTS)",
+    "criterion": "a rubric criterion whose max is not above its min, or whose step does not "
+    "divide the range from min to max: relations between values JSON Schema cannot express",
+    "rubric": "review values the ladder's stored rubric does not take (a criterion it does not "
+    "have, a value off a criterion's scale or not among its labels, a required one left out): "
+    "the rubric is state",
+    "not_shared": "an assigned reviewer the ladder is not shared with (reviewers): a relation "
+    "between two fields JSON Schema cannot express",
     "not_validator_rated": "a rung pinning a stored case version that is legacy, or of a "
     "performance or game jam case (one the fuzzer may have created itself): the kind is state",
 }
