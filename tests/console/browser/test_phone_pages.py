@@ -29,13 +29,12 @@ WIDTHS = """(selector) => {
 }"""
 
 #: Every box shown in the page's main part that scrolls sideways (its content wider than it), but
-#: a grid of rung slots, a chart, and the run page's checklist overrides (a form row per item, in
-#: a box of its own): a reader would have to scroll it to read the row.
+#: a grid of rung slots and a chart: a reader would have to scroll it to read the row.
 SCROLLERS = """() => [...document.querySelectorAll("main *")]
   .filter((el) => el.checkVisibility()
     && ["auto", "scroll"].includes(getComputedStyle(el).overflowX)
     && el.scrollWidth > el.clientWidth + 1
-    && !el.closest(".grid-scroll, .chart-scroll, #overrides"))
+    && !el.closest(".grid-scroll, .chart-scroll"))
   .map((el) => {
     const classes = typeof el.className === "string" ? el.className.split(/\\s+/) : [];
     const name = [el.tagName.toLowerCase() + (el.id ? "#" + el.id : ""), ...classes].join(".");
