@@ -115,7 +115,9 @@ def test_the_standing_follows_the_board_and_asks_nothing_while_it_is_unchanged(
 
     # Running, and nothing changes: the board's polls answer 204 and the standing asks nothing
     # (it used to ask on a timer of its own, every five board polls: 1.25 s here).
-    page.wait_for_timeout(3_000)
+    for _ in range(6):  # six polls of the board, each answered 204
+        with page.expect_response(lambda r: r.url.split("?")[0].endswith("/board"), timeout=30_000):
+            pass
     assert standing_asked == []
 
     # m2 passes rung 1: the grid and the chart show it together.

@@ -19,6 +19,9 @@ pytestmark = [
 
 #: Runs in every document before its own scripts (Playwright's init scripts are not subject to
 #: the page's policy): keeps each violation the document reports.
+#: Milliseconds Swagger UI may take to parse and draw the whole schema (its title shows last).
+SWAGGER_DRAWN = 60_000
+
 LISTEN = """
 window.__violations = [];
 document.addEventListener("securitypolicyviolation", (e) => {
@@ -73,7 +76,9 @@ def test_a_live_board_its_history_and_the_evalsets_are_refused_nothing(open_page
     expect(page.locator("#runs-done")).to_have_text("2 of 4 runs done")
     expect(page.locator("#slot-0-0")).to_have_attribute("data-status", "passed")
     expect(page.locator("#board-height-chart")).to_be_visible()  # the standing, loaded by HTMX
-    page.wait_for_timeout(1_000)  # four more polls
+    for _ in range(4):  # four more polls of the board, each answered
+        with page.expect_response(lambda r: r.url.split("?")[0].endswith("/board"), timeout=30_000):
+            pass
     assert page.evaluate("window.sameDocument") is True
 
     # The run bar's segments are drawn at their widths (SVG width attributes, no style).
@@ -106,7 +111,11 @@ def test_the_api_docs_render_with_nothing_refused(open_page):
     page = open_page()
     watch = Watch(page)
     page.goto("/api/docs/")
-    expect(page.locator(".swagger-ui .info .title")).to_contain_text("Loopweb API")
+    # Swagger UI parses and draws the whole schema before its title shows: on a loaded machine
+    # that takes longer than an action's usual wait.
+    expect(page.locator(".swagger-ui .info .title")).to_contain_text(
+        "Loopweb API", timeout=SWAGGER_DRAWN
+    )
     expect(page.locator(".opblock-tag").first).to_be_visible()
     # An operation opens (Swagger UI's own scripts and styles at work).
     page.locator(".opblock-summary").first.click()
