@@ -60,3 +60,67 @@ def test_a_pairwise_session_by_keyboard(open_page, shot, owner, reviewer, driver
     expect(ranking.locator("tbody tr")).to_have_count(3)
     expect(page.locator("#rung-overall")).to_contain_text("3 judgements")
     shot(page, "pairwise-results")
+
+
+def test_agreement_and_disagreements_read_in_a_browser(open_page, shot, owner, reviewer, driver):
+    from loopweb.runs.models import Review
+
+    ladder = make_ladder(
+        owner,
+        versions(1, prefix="agr"),
+        climbers(3, prefix="agr"),
+        name="Agree",
+        reviewers=[reviewer.pk],
+    )
+    services.start_dispatch(ladder=ladder)
+    runs = work(driver, run_queued_tasks, PERFECT)
+    for i, run in enumerate(runs):
+        Review.objects.create(run=run, reviewer=owner, aesthetic_rating=4, verdict="accept")
+        Review.objects.create(
+            run=run,
+            reviewer=reviewer,
+            aesthetic_rating=2 if i == 0 else 4,
+            verdict="reject" if i == 0 else "accept",
+        )
+    page = open_page(owner)
+    page.goto(f"/ladders/{ladder.pk}/agreement/")
+    expect(page.locator("#pairs")).to_contain_text("olive and rita")
+    page.locator("#threshold").fill("2")
+    page.locator("#save-threshold").click()
+    expect(page.locator(".messages")).to_contain_text("review.backlog will be sent when 2")
+    shot(page, "reviewing-agreement")
+    page.locator("#tab-disagreements").click()
+    expect(page.locator("#disagreements tbody tr")).to_have_count(1)
+    expect(page.locator("#disagreements")).to_contain_text("verdict and rating")
+    shot(page, "reviewing-disagreements")
+
+
+@pytest.mark.parametrize("width", [1440, 390], ids=["desktop", "phone"])
+def test_no_reviewing_page_has_an_axe_violation(open_page, owner, reviewer, driver, width):
+    from loopweb.runs.models import Review
+    from tests.console.browser.test_accessibility import audited, violations
+
+    ladder = make_ladder(
+        owner,
+        versions(1, prefix="axe"),
+        climbers(2, prefix="axe"),
+        name="Axe",
+        reviewers=[reviewer.pk],
+    )
+    services.start_dispatch(ladder=ladder)
+    runs = work(driver, run_queued_tasks, PERFECT)
+    for run in runs:
+        Review.objects.create(run=run, reviewer=owner, aesthetic_rating=5, verdict="accept")
+        Review.objects.create(run=run, reviewer=reviewer, aesthetic_rating=1, verdict="reject")
+    page = audited(open_page, reviewer, {"width": width, "height": 900})
+    page.goto(f"/ladders/{ladder.pk}/pairwise/")
+    found = violations(page, "pairwise session")
+    page.keyboard.press("a")
+    expect(page.locator("#no-pair")).to_be_visible()
+    found += violations(page, "pairwise session, none left")
+    owner_page = audited(open_page, owner, {"width": width, "height": 900})
+    for path in ("pairwise/results/", "agreement/", "disagreements/"):
+        response = owner_page.goto(f"/ladders/{ladder.pk}/{path}")
+        assert response.status == 200, path
+        found += violations(owner_page, path)
+    assert found == [], "\n".join(found)
