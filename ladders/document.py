@@ -9,7 +9,7 @@ version and the dispatch's head: what a list of dispatches reads), ``bodies`` (e
 its slots: what lists, charts and compares add) and ``slots`` (per climber: its slots' bodies,
 runs and completed runs, the bulk of a large board). ``join`` makes the whole document again.
 
-docs/decisions/one-standing-document.md says why, and how a version is added.
+docs/decisions/0215-one-standing-document.md says why, and how a version is added.
 """
 
 from typing import Any
