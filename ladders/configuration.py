@@ -56,7 +56,8 @@ def save_ladder(
         if "assignedReviewers" in data:
             ladder.assignees.set(data["assignedReviewers"])
         else:  # a reviewer the ladder is no longer shared with is no longer assigned
-            ladder.assignees.remove(*ladder.assignees.exclude(pk__in=data["reviewers"]))
+            shared = [getattr(r, "pk", r) for r in data["reviewers"]]  # users or their ids
+            ladder.assignees.remove(*ladder.assignees.exclude(pk__in=shared))
         lifecycle.ladder_configured.send(
             Ladder, ladder=ladder, by=by or owner, change="created" if created else "edited"
         )

@@ -12,7 +12,7 @@ from ladders.models import ReviewReservation
 from loopweb.runs.models import Role
 from tests.conftest import _token_client
 from tests.factories import UserFactory
-from tests.ladders.builders import PERFECT, climbers, make_ladder, versions, work
+from tests.ladders.builders import PERFECT, climbers, config, make_ladder, rung, versions, work
 
 
 @pytest.fixture
@@ -198,3 +198,21 @@ def test_the_queue_reads_a_bounded_number_of_queries(
     reserve(ana, ladder, queue(ana, ladder)[0])
     with django_assert_max_num_queries(14):  # 12 measured, whatever the climbers
         assert len(queue(ana, ladder)) == n_climbers
+
+
+@pytest.mark.parametrize("given", ["users", "ids"])
+def test_an_edit_that_leaves_assignment_out_keeps_the_assignees_still_shared_with(
+    owner, team, given
+):
+    """The reviewers come as users (the serializer's) or as ids: either way a reviewer no longer
+    shared with is unassigned and the others stay assigned."""
+    ana, ben, cy = team
+    combos = climbers(1)
+    rungs = [rung(v) for v in versions(1)]
+    data = config(rungs=rungs, combinations=[c.pk for c in combos], reviewers=[ana, ben, cy])
+    ladder = services.save_ladder(owner=owner, data=data)
+    ladder.assignees.set([ana, ben])
+    shared = [ana, cy] if given == "users" else [ana.pk, cy.pk]
+    edit = config(rungs=rungs, combinations=[c.pk for c in combos], reviewers=shared)
+    services.save_ladder(owner=owner, data=edit, ladder=ladder)
+    assert set(ladder.assignees.values_list("username", flat=True)) == {"ana"}
