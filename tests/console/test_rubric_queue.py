@@ -113,6 +113,11 @@ def test_a_criterion_that_cannot_be_answered_is_shown_beside_its_row(owner_clien
     assert ladder.rubric == []
 
 
+def test_the_ladders_editor_links_to_its_review_settings(owner_client, ladder):
+    page = owner_client.get(reverse("console:ladder-edit", args=[ladder.pk]))
+    assert f'href="{settings_url(ladder)}"' in page.content.decode()
+
+
 def test_a_reviewer_cannot_change_the_review_settings(reviewer_client, ladder):
     assert reviewer_client.get(settings_url(ladder)).status_code == 403
 
