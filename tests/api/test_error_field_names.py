@@ -26,9 +26,8 @@ def test_unknown_items_read_as_a_sentence():
 
 
 def test_the_api_names_rungs_and_lists_unknown_users_in_words(owner_api, db):
-    response = owner_api.post(
-        "/api/ladders/", config(rungs="not a list", reviewers=["nosuchuser"]), format="json"
-    )
+    body = {**config(reviewers=["nosuchuser"]), "rungs": "not a list"}
+    response = owner_api.post("/api/ladders/", body, format="json")
     assert response.status_code == 400
     errors = response.json()["errors"]
     assert "rungs" in errors and not any("non_field_errors" in key for key in errors)

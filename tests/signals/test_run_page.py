@@ -85,9 +85,15 @@ def test_the_run_page_shows_a_score_against_its_own_threshold(owner, owner_api, 
         format="json",
     )
     page = browser(owner).get(f"/runs/{run.pk}/").content.decode()
-    assert '<td data-threshold="pass">pass (at least 2400)</td>' in page
-    assert '<td data-threshold="fail">fail (at most 60)</td>' in page
-    assert '<td data-threshold="">' in page
+    assert (
+        '<td data-label="Against its threshold" data-threshold="pass">pass (at least 2400)</td>'
+        in page
+    )
+    assert (
+        '<td data-label="Against its threshold" data-threshold="fail">fail (at most 60)</td>'
+        in page
+    )
+    assert '<td data-label="Against its threshold" data-threshold="">' in page
 
 
 # -- the admin --------------------------------------------------------------------------------
