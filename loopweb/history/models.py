@@ -27,6 +27,11 @@ def who_pressed() -> models.ForeignKey:
     )
 
 
+def _of_standing(name: str) -> property:
+    """A record's read of its standing's own accessor, by that accessor's name."""
+    return property(lambda record: getattr(record.standing, name))
+
+
 class DispatchRecord(models.Model):
     """One ended dispatch as the history keeps it: its standing is the dispatch's own document
     (``ladders.models.FinalStanding``, stored once), which the record reads; the record adds
@@ -96,25 +101,12 @@ class DispatchRecord(models.Model):
     def ended_at(self) -> dt.datetime | None:
         return _moment(self.about["endedAt"])
 
-    @property
-    def started_by_name(self) -> str:
-        return self.about["startedBy"] or ""
-
-    @property
-    def stopped_by_name(self) -> str:
-        return self.about["stoppedBy"] or ""
-
-    @property
-    def cancel_running(self) -> bool:
-        return self.about["cancelRunning"]
-
-    @property
-    def cancelled(self) -> int:
-        return self.about["cancelled"]
-
-    @property
-    def slot_counts(self) -> dict:
-        return self.about["slotCounts"]
+    # What the standing reads from its head itself (``ladders.models.FinalStanding``).
+    started_by_name = _of_standing("started_by_name")
+    stopped_by_name = _of_standing("stopped_by_name")
+    cancel_running = _of_standing("cancel_running")
+    cancelled = _of_standing("cancelled")
+    slot_counts = _of_standing("slot_counts")
 
     @property
     def runs(self) -> dict:
