@@ -21,7 +21,7 @@ from dataclasses import dataclass, field, replace
 from django.contrib.auth import get_user_model
 from django.db.models import Q
 
-from ladders import evidence
+from ladders import document, evidence
 from ladders.models import Dispatch, DispatchCell, DispatchStatus, FinalStanding, Ladder, Rung
 from ladders.standing import ClimberStanding, SlotStanding, Standing, evaluate, unrun
 from ladders.statuses import (
@@ -487,10 +487,32 @@ def parts_of(ladder: Ladder, dispatch: Dispatch) -> list[Part]:
     return parts
 
 
+#: What GET /ladders/{id}/progress answers, for the OpenAPI schema (API.md says the rest).
+SCHEMA = {
+    "type": "object",
+    "required": ["schemaVersion", "ladder", "rungs", "dispatch", "climbers", "version"],
+    "properties": {
+        "schemaVersion": {"type": "integer", "const": document.SCHEMA_VERSION},
+        "ladder": {"type": "object"},
+        "rungs": {"type": "array", "items": {"type": "object"}},
+        "dispatch": {"type": ["object", "null"]},
+        "climbers": {"type": "array", "items": {"type": "object"}},
+        "version": {"type": "string"},
+        "since": {"type": ["string", "null"]},
+    },
+}
+
+
 def body(head: Head, dispatch: Dispatch | None, parts: list[Part], *, runs_under_way: int):
     """Progress as GET /ladders/{id}/progress reports it."""
     ladder = dict(head.ladder)
-    result = {"ladder": ladder, "rungs": head.rungs, "dispatch": None, "climbers": []}
+    result = {
+        "schemaVersion": document.SCHEMA_VERSION,
+        "ladder": ladder,
+        "rungs": head.rungs,
+        "dispatch": None,
+        "climbers": [],
+    }
     if dispatch is None:
         return result
     result["dispatch"] = figures(dispatch, parts, runs_under_way=runs_under_way)

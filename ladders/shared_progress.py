@@ -24,7 +24,7 @@ from dataclasses import dataclass, field, replace
 
 from django.db import connection, transaction
 
-from ladders import access, evidence, origins, progress
+from ladders import access, document, evidence, origins, progress
 from ladders.models import Dispatch, DispatchCell, DispatchClimber, DispatchStatus, Ladder
 from ladders.progress import Head, Live, Part
 from ladders.selectors import ladders_for
@@ -413,8 +413,8 @@ def _finish(board: Board) -> None:
         figures = progress.figures(board.dispatch, board.parts, runs_under_way=board.under_way)
         ladder["status"] = figures["status"]
     board.figures = figures
-    front = b'{"ladder":%b,"rungs":%b,"dispatch":%b,"climbers":[' % (
-        _encode(ladder), _encode(board.head.rungs), _encode(figures)
+    front = b'{"schemaVersion":%d,"ladder":%b,"rungs":%b,"dispatch":%b,"climbers":[' % (
+        document.SCHEMA_VERSION, _encode(ladder), _encode(board.head.rungs), _encode(figures)
     )  # fmt: skip
     digest = hashlib.blake2b(front, digest_size=8)
     for part in board.parts:

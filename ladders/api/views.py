@@ -15,7 +15,7 @@ from rest_framework.decorators import action
 from rest_framework.exceptions import NotFound, PermissionDenied, ValidationError
 from rest_framework.response import Response
 
-from ladders import access, origins, selectors, services, shared_progress
+from ladders import access, origins, progress, selectors, services, shared_progress
 from ladders import queue as review_queue
 from ladders.api import serializers as s
 from ladders.models import Ladder
@@ -23,7 +23,9 @@ from loopweb.runs import budgeting, jsonbytes, waiting_marks
 from loopweb.runs.json_fields import MAX_ID
 
 ACCEPTS_GZIP = re.compile(r"\bgzip\b")
-ProgressResponse = OpenApiResponse(description="The ladder's progress board (see API.md).")
+ProgressResponse = OpenApiResponse(
+    progress.SCHEMA, description="The ladder's progress board (see API.md)."
+)
 
 
 def progress_response(request, board: shared_progress.Board) -> HttpResponse:

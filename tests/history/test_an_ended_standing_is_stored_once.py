@@ -56,6 +56,30 @@ def test_the_document_carries_its_schema_version(owner, owner_api, driver, run_t
     assert record(owner_api, ladder, row["id"])["schemaVersion"] == 2
 
 
+@pytest.mark.django_db(transaction=True)
+def test_live_progress_carries_the_documents_schema_version(owner, owner_api, driver, run_tasks):
+    """Progress read live (before a Run, while running, as a delta, once ended) carries the
+    ``schemaVersion`` of the ended standing's document, and its schema says so."""
+    ladder = make_ladder(owner, versions(2), climbers(2))
+    url = f"/api/ladders/{ladder.pk}/progress"
+    assert owner_api.get(url).json()["schemaVersion"] == document.SCHEMA_VERSION
+    services.start_dispatch(ladder=ladder, by=owner)
+    running = owner_api.get(url)
+    assert running.json()["schemaVersion"] == document.SCHEMA_VERSION
+    since = owner_api.get(url, {"since": running["ETag"].strip('"')}).json()
+    assert since["schemaVersion"] == document.SCHEMA_VERSION
+    work(driver, run_tasks, PAID, rounds=1)
+    services.stop_dispatch(ladder=ladder, by=owner)
+    shown = owner_api.get(url).json()
+    assert shown["schemaVersion"] == FinalStanding.objects.get().schema_version
+    assert progress_of(ladder)["schemaVersion"] == document.SCHEMA_VERSION
+
+    schema = owner_api.get("/api/schema/", HTTP_ACCEPT="application/vnd.oai.openapi+json").json()
+    answer = schema["paths"]["/api/ladders/{id}/progress"]["get"]["responses"]["200"]
+    body = answer["content"]["application/json"]["schema"]
+    assert body["properties"]["schemaVersion"]["const"] == document.SCHEMA_VERSION
+
+
 @pytest.mark.django_db
 def test_a_new_run_keeps_the_standing_its_record_reads(owner, owner_api, driver, run_tasks):
     ladder, dispatch = ended(owner, driver, run_tasks)
