@@ -4,39 +4,11 @@ following the rubric (docs/reviewing.md)."""
 import pytest
 from django.urls import reverse
 
-from ladders import services
-from ladders.models import Ladder, ReviewReservation
+from ladders.models import ReviewReservation
 from loopweb.runs.models import Review
 from tests.console.helpers import text_of
-from tests.ladders.builders import PERFECT, climbers, make_ladder, versions, work
-
-RUBRIC = [
-    {
-        "id": "polish",
-        "kind": "number",
-        "label": "Polish",
-        "description": "How finished it feels.",
-        "required": True,
-        "min": 1,
-        "max": 10,
-        "step": 1,
-    },
-    {
-        "id": "category",
-        "kind": "category",
-        "label": "Category",
-        "description": "The jam category it fits best.",
-        "required": False,
-        "labels": ["Gameplay", "Art", "Audio"],
-    },
-    {
-        "id": "fun",
-        "kind": "boolean",
-        "label": "Fun",
-        "description": "Would you play it again?",
-        "required": False,
-    },
-]
+from tests.ladders.builders import climbers, make_ladder, versions
+from tests.support.rubrics import to_review
 
 
 def settings_url(ladder) -> str:
@@ -49,10 +21,7 @@ def queue_url(ladder) -> str:
 
 @pytest.fixture
 def jam(ladder, driver, run_tasks):
-    Ladder.objects.filter(pk=ladder.pk).update(rubric=RUBRIC)
-    services.start_dispatch(ladder=ladder)
-    work(driver, run_tasks, PERFECT)
-    return Ladder.objects.get(pk=ladder.pk)
+    return to_review(ladder, driver, run_tasks)
 
 
 def row(n, **fields):
@@ -181,10 +150,7 @@ def test_the_queue_page_runs_a_bounded_number_of_queries(
     owner, reviewer, driver, run_tasks, browser, django_assert_max_num_queries, n_climbers
 ):
     ladder = make_ladder(owner, versions(2), climbers(n_climbers), reviewers=[reviewer.pk])
-    Ladder.objects.filter(pk=ladder.pk).update(rubric=RUBRIC, reviews_per_run=2)
-    services.start_dispatch(ladder=ladder)
-    for _ in range(2):
-        work(driver, run_tasks, PERFECT)
+    to_review(ladder, driver, run_tasks, rounds=2, reviews_per_run=2)
     client = browser(reviewer)
     client.get(queue_url(ladder))  # sessions and the like, once
     with django_assert_max_num_queries(32):  # 28 measured, whatever the climbers

@@ -5,6 +5,7 @@ import pytest
 
 from ladders import services
 from tests.ladders.builders import PERFECT, climbers, make_ladder, versions, work
+from tests.support.rubrics import JAM_RUBRIC, to_review
 
 JAM = [
     {
@@ -38,19 +39,7 @@ def put(api, ladder, **extra):
 @pytest.fixture
 def jam(owner, reviewer, driver, run_tasks):
     ladder = make_ladder(owner, versions(1), climbers(2), reviewers=[reviewer.pk])
-    ladder.rubric = services_rubric()
-    ladder.save()
-    services.start_dispatch(ladder=ladder)
-    work(driver, run_tasks, PERFECT)
-    return ladder
-
-
-def services_rubric():
-    from ladders.inputs import CriterionSerializer
-
-    body = CriterionSerializer(data=JAM, many=True)
-    assert body.is_valid(), body.errors
-    return body.validated_data
+    return to_review(ladder, driver, run_tasks)
 
 
 def queue(api, ladder):
@@ -73,16 +62,7 @@ def test_an_owner_defines_number_category_and_boolean_criteria_each_with_a_descr
         ("category", "category"),
         ("fun", "boolean"),
     ]
-    assert rubric[0] == {
-        "id": "polish",
-        "kind": "number",
-        "label": "Polish",
-        "description": "How finished it feels.",
-        "required": True,
-        "min": 1,
-        "max": 10,
-        "step": 1,
-    }
+    assert rubric[0] == JAM_RUBRIC[0]
     assert rubric[1]["labels"] == ["Gameplay", "Art", "Audio"]
     assert rubric[1]["label"] == "category"  # no label: the id
     assert "min" not in rubric[2] and "labels" not in rubric[2]

@@ -5,44 +5,15 @@ aesthetic rating keeps 1-5; Enter submits and the review carries its values."""
 import pytest
 from playwright.sync_api import expect
 
-from ladders import services
-from ladders.models import Ladder
 from loopweb.runs.models import Review
-from tests.ladders.builders import PERFECT, climbers, make_ladder, versions, work
+from tests.ladders.builders import climbers, make_ladder, versions
+from tests.support.rubrics import to_review
 from tests.tasks import run_queued_tasks
 
 pytestmark = [
     pytest.mark.browser,
     pytest.mark.xdist_group("browser"),
     pytest.mark.django_db(transaction=True),
-]
-
-RUBRIC = [
-    {
-        "id": "polish",
-        "kind": "number",
-        "label": "Polish",
-        "description": "How finished it feels.",
-        "required": True,
-        "min": 1,
-        "max": 10,
-        "step": 1,
-    },
-    {
-        "id": "category",
-        "kind": "category",
-        "label": "Category",
-        "description": "The jam category it fits best.",
-        "required": False,
-        "labels": ["Gameplay", "Art", "Audio"],
-    },
-    {
-        "id": "fun",
-        "kind": "boolean",
-        "label": "Fun",
-        "description": "Would you play it again?",
-        "required": False,
-    },
 ]
 
 
@@ -54,9 +25,7 @@ def test_a_rubric_review_by_keyboard_only(open_page, shot, owner, reviewer, driv
         name="Jam",
         reviewers=[reviewer.pk],
     )
-    Ladder.objects.filter(pk=ladder.pk).update(rubric=RUBRIC)
-    services.start_dispatch(ladder=ladder)
-    work(driver, run_queued_tasks, PERFECT)
+    to_review(ladder, driver, run_queued_tasks)
     page = open_page(reviewer)
     page.goto(f"/ladders/{ladder.pk}/queue/")
     left = page.locator("#runs-left")
