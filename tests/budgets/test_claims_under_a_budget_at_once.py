@@ -8,7 +8,6 @@ import time
 
 import pytest
 from django.db import close_old_connections, connection
-from django.utils import timezone
 
 from ladders import services
 from ladders.models import Dispatch
@@ -16,7 +15,7 @@ from loopweb.runs import services as run_services
 from loopweb.runs.errors import Conflict
 from tests.budgets.helpers import budget, leased
 from tests.factories import UserFactory
-from tests.ladders.builders import PERFECT, climbers, make_ladder, versions
+from tests.ladders.builders import climbers, make_ladder, push, versions
 
 pytestmark = [
     pytest.mark.django_db(transaction=True),
@@ -67,13 +66,7 @@ def test_32_drivers_never_hold_more_than_the_cap_and_both_ladders_climb(owner):
             try:
                 run_services.report_status(job_id=job.pk, driver=driver, status="running")
                 time.sleep(0.002)
-                run_services.push_run(
-                    pushed_by=driver,
-                    job_id=job.pk,
-                    outcome="completed",
-                    record=PERFECT,
-                    finished_at=timezone.now(),
-                )
+                push(driver, job)
             except Conflict:
                 pass
 

@@ -8,7 +8,7 @@ from loopweb.runs import services
 from loopweb.runs.models import Job
 from tests.budgets.helpers import a_minute_passes, budget, leased, queue, starts, turns
 from tests.factories import CombinationFactory, GGConfigurationFactory, ModelEntryFactory
-from tests.runs.helpers import PERFECT
+from tests.ladders.builders import push
 
 pytestmark = pytest.mark.django_db
 
@@ -44,13 +44,7 @@ def test_an_ended_job_frees_its_place(owner, driver, version, acme):
     [job] = claim(driver)
     assert claim(driver) == []
 
-    services.push_run(
-        pushed_by=driver,
-        job_id=job.pk,
-        outcome="completed",
-        record=PERFECT,
-        finished_at=timezone.now(),
-    )
+    push(driver, job)
 
     assert len(claim(driver)) == 1
 

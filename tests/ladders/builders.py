@@ -168,14 +168,7 @@ def push_run_of(
     job.refresh_from_db()
     if job.status == JobStatus.QUEUED:
         run_services.claim_jobs(driver=driver, limit=10_000)
-    run, _ = run_services.push_run(
-        pushed_by=driver,
-        job_id=job.pk,
-        outcome=outcome,
-        record=record,
-        finished_at=finished_at or timezone.now(),
-    )
-    return run
+    return push(driver, job, outcome, record, finished_at=finished_at)
 
 
 def fail_attempt(driver, job: Job, failure: str = "infrastructure") -> Job:

@@ -8,7 +8,6 @@ from collections import Counter
 
 import pytest
 from django.db import close_old_connections, connection
-from django.utils import timezone
 
 from ladders import services
 from ladders.models import Dispatch
@@ -16,7 +15,8 @@ from loopweb.runs import services as run_services
 from loopweb.runs.errors import Conflict
 from loopweb.runs.models import IN_FLIGHT, Job, Run
 from tests.factories import UserFactory
-from tests.ladders.builders import PERFECT, climbers, make_ladder, versions
+from tests.ladders.builders import climbers, make_ladder, push, versions
+from tests.support.threads import Background
 
 # PostgreSQL: many writers at once (SQLite runs one writer at a time, so a race there tests
 # how long its lock is waited for, not the row locks this proves).
@@ -66,13 +66,7 @@ def drive(driver, rng: random.Random):
             if job.attempt == 1 and rng.random() < 0.2:
                 run_services.fail_job(job_id=job.pk, driver=driver, failure="infrastructure")
             else:
-                run_services.push_run(
-                    pushed_by=driver,
-                    job_id=job.pk,
-                    outcome="completed",
-                    record=PERFECT,
-                    finished_at=timezone.now(),
-                )
+                push(driver, job)
         except Conflict:
             pass  # cancelled under us by a Stop or an early decision
 
@@ -159,28 +153,9 @@ def test_stop_and_cancel_running_leaves_nothing_in_flight_under_a_race(owner):
 
 
 def push_from_another_connection(driver, job_id: int) -> None:
-    """A driver's push, committed on a connection of its own before this returns."""
-    errors: list[BaseException] = []
-
-    def body():
-        try:
-            run_services.push_run(
-                pushed_by=driver,
-                job_id=job_id,
-                outcome="completed",
-                record=PERFECT,
-                finished_at=timezone.now(),
-            )
-        except BaseException as exc:  # noqa: BLE001 - raised below, in the test's thread
-            errors.append(exc)
-        finally:
-            connection.close()
-
-    thread = threading.Thread(target=body, daemon=True)
-    thread.start()
-    thread.join(timeout=30)
-    assert not thread.is_alive(), "the push waited on the pass"
-    assert not errors, errors
+    """A driver's push, committed on a connection of its own before this returns (it must not
+    wait on the pass)."""
+    Background(lambda: push(driver, Job(pk=job_id))).join(timeout=30)
 
 
 def test_a_pass_never_launches_past_a_target_when_pushes_land_between_its_reads(owner, monkeypatch):

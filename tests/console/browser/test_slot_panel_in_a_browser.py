@@ -5,7 +5,7 @@ import pytest
 from playwright.sync_api import expect
 
 from ladders import services
-from tests.ladders.builders import PERFECT, climbers, make_ladder, versions, work
+from tests.ladders.builders import PERFECT, climbers, make_ladder, push, versions, work
 from tests.tasks import run_queued_tasks
 
 pytestmark = [
@@ -77,15 +77,7 @@ def test_the_open_slot_panel_refreshes_with_the_board(open_page, owner, driver):
     expect(panel).to_contain_text("No run of this slot's cell yet.")
 
     [job, _] = run_services.claim_jobs(driver=driver, limit=2)
-    from django.utils import timezone
-
-    run_services.push_run(
-        pushed_by=driver,
-        job_id=job.pk,
-        outcome="completed",
-        record=PERFECT,
-        finished_at=timezone.now(),
-    )
+    push(driver, job)
 
     expect(panel.locator(".slot-run")).to_have_count(1)
     expect(panel).to_be_visible()
