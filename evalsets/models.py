@@ -5,6 +5,7 @@ from django.utils import timezone
 
 from evalsets import verdict
 from evalsets.policy import BASELINE_KINDS, Policy, parse_policy
+from loopweb.runs.models.fields import user_reference
 
 
 class Evalset(models.Model):
@@ -14,13 +15,7 @@ class Evalset(models.Model):
     # In the order given; the hash is taken over the pins in canonical (sorted) order.
     pins = models.JSONField()
     hash = models.CharField(max_length=64, unique=True)
-    created_by = models.ForeignKey(
-        settings.AUTH_USER_MODEL,
-        null=True,
-        blank=True,
-        on_delete=models.SET_NULL,
-        related_name="+",
-    )
+    created_by = user_reference()
     created_at = models.DateTimeField(default=timezone.now)
 
     class Meta:
@@ -36,13 +31,7 @@ class EvalsetRun(models.Model):
     evalset = models.ForeignKey(Evalset, on_delete=models.CASCADE, related_name="runs")
     journaled_at = models.DateTimeField(default=timezone.now)
     summary = models.JSONField()
-    journaled_by = models.ForeignKey(
-        settings.AUTH_USER_MODEL,
-        null=True,
-        blank=True,
-        on_delete=models.SET_NULL,
-        related_name="+",
-    )
+    journaled_by = user_reference()
     # When the server recorded the run; ``journaled_at`` is the client's date, for display and
     # ordering. The gate judges what came before a proposal by this one.
     recorded_at = models.DateTimeField(default=timezone.now)

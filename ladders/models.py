@@ -8,6 +8,7 @@ from ladders import document, origins, statuses
 from ladders.fields import JSONText
 from ladders.gate import defaults as gate_defaults
 from loopweb.runs.capture import Captured
+from loopweb.runs.models.fields import user_reference
 
 
 def mint_rung_id() -> str:
@@ -160,12 +161,8 @@ class Dispatch(models.Model):
     # "dispatch" | "hand" | "outside", "dispatch": id (a dispatch's), "runs": n}, …]}.
     reused = models.JSONField(default=dict, blank=True)
     # Who pressed Run and Stop (empty for a script, or once the user is deleted).
-    started_by = models.ForeignKey(
-        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
-    )
-    stopped_by = models.ForeignKey(
-        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
-    )
+    started_by = user_reference()
+    stopped_by = user_reference()
 
     class Meta:
         verbose_name_plural = "dispatches"

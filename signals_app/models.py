@@ -3,6 +3,7 @@ from django.db import models
 
 from loopweb.runs.capture import Captured
 from loopweb.runs.models import Run
+from loopweb.runs.models.fields import user_reference
 from signals_app import acceptance, outcome, rules
 
 
@@ -47,13 +48,7 @@ class Signal(models.Model):
     tier = models.CharField(max_length=8, choices=Tier.choices)
     ext = models.JSONField(null=True, blank=True)
     source = models.CharField(max_length=8, choices=Source.choices, default=Source.API)
-    recorded_by = models.ForeignKey(
-        settings.AUTH_USER_MODEL,
-        null=True,
-        blank=True,
-        on_delete=models.SET_NULL,
-        related_name="+",
-    )
+    recorded_by = user_reference()
     recorded_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

@@ -7,24 +7,17 @@ adds what its runs cost.
 
 import datetime as dt
 
-from django.conf import settings
 from django.db import models
 from django.utils.functional import cached_property
 
 from ladders.document import TALLY
 from ladders.fields import JSONDocument
+from loopweb.runs.models.fields import user_reference
 
 
 def who_pressed() -> models.ForeignKey:
     """A reference to the user who pressed a button: emptied when the account is deleted."""
-    return models.ForeignKey(
-        settings.AUTH_USER_MODEL,
-        null=True,
-        blank=True,
-        on_delete=models.SET_NULL,
-        related_name="+",
-        db_constraint=False,
-    )
+    return user_reference(db_constraint=False)
 
 
 def _of_standing(name: str) -> property:

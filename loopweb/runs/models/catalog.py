@@ -4,6 +4,8 @@ from django.db import models
 
 from loopweb.runs.cells import gg_key, harness_key
 
+from .fields import user_reference
+
 #: Versions, variants and engines are parts of a cell key, so they stay within a safe alphabet.
 PIN_PART = RegexValidator(
     r"^[A-Za-z0-9][A-Za-z0-9._+-]{0,63}$",
@@ -15,13 +17,7 @@ def creator():
     """Who created a catalog entry: only they or staff may change or delete it
     (``loopweb.runs.catalog.may_change``). Null for an entry created before creators were
     recorded, or whose creator's account was deleted: only staff may change those."""
-    return models.ForeignKey(
-        settings.AUTH_USER_MODEL,
-        null=True,
-        blank=True,
-        on_delete=models.SET_NULL,
-        related_name="+",
-    )
+    return user_reference()
 
 
 class CaseKind(models.TextChoices):

@@ -6,6 +6,8 @@ from django.db.models.functions import Coalesce
 
 from loopweb.runs import outcomes
 
+from .fields import user_reference
+
 
 class JobStatus(models.TextChoices):
     QUEUED = "queued"
@@ -109,13 +111,7 @@ class Job(CellFields):
     failure_detail = models.TextField(blank=True)
     # Stamped with its status by the cancel that ends a job ``canceled``; blank otherwise.
     cancel_cause = models.CharField(max_length=16, choices=CancelCause.choices, blank=True)
-    lease_holder = models.ForeignKey(
-        settings.AUTH_USER_MODEL,
-        null=True,
-        blank=True,
-        on_delete=models.SET_NULL,
-        related_name="leased_jobs",
-    )
+    lease_holder = user_reference("leased_jobs")
     lease_expires_at = models.DateTimeField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
@@ -175,20 +171,8 @@ class Run(CellFields):
     job = models.OneToOneField(
         Job, null=True, blank=True, on_delete=models.SET_NULL, related_name="run"
     )
-    owner = models.ForeignKey(
-        settings.AUTH_USER_MODEL,
-        null=True,
-        blank=True,
-        on_delete=models.SET_NULL,
-        related_name="owned_runs",
-    )
-    pushed_by = models.ForeignKey(
-        settings.AUTH_USER_MODEL,
-        null=True,
-        blank=True,
-        on_delete=models.SET_NULL,
-        related_name="pushed_runs",
-    )
+    owner = user_reference("owned_runs")
+    pushed_by = user_reference("pushed_runs")
     outcome = models.CharField(max_length=16, choices=Outcome.choices)
     record = models.JSONField(default=dict, blank=True)
     build_loaded = models.BooleanField(null=True, blank=True)

@@ -1,0 +1,19 @@
+"""Field declarations more than one app's models make alike."""
+
+from typing import Any
+
+from django.conf import settings
+from django.db import models
+
+
+def user_reference(related_name: str = "+", **options: Any) -> models.ForeignKey:
+    """Who did something, kept as long as their account is: null for none (a script, or before
+    it was recorded), and emptied when the account is deleted, so the row stays."""
+    return models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name=related_name,
+        **options,
+    )
