@@ -269,26 +269,8 @@ def board(
     """
     dispatch = progress["dispatch"]
     status = progress["ladder"]["status"]
-    stale = {r["id"] for r in progress["rungs"] if r["stale"]}
-    rungs_source = dispatch["rungs"] if dispatch else progress["rungs"]
-    rungs = [
-        {
-            "id": r["id"],
-            "number": i + 1,
-            "pin": pin_text(r),
-            "title": titles.get(r["case"], r["case"]),
-            "target": r.get("target") or r["runs"],
-            "stale": r["id"] in stale,
-        }
-        for i, r in enumerate(rungs_source)
-    ]
+    rungs = board_rungs(progress, titles)
     numbers = {r["id"]: r["number"] for r in rungs}
-    if dispatch:
-        settings = dispatch
-        limit = limit_text(dispatch["runsInFlightLimit"])
-    else:
-        settings = config
-        limit = limit_text(config["runsInFlightLimit"], config.get("accountLimit"))
     view = {
         "status": status,
         "status_label": status_label(status),
@@ -297,11 +279,7 @@ def board(
         "refreshing": status in LIVE or bool(dispatch and dispatch["runs"]["inFlight"]),
         "dispatch": dispatch,
         "rungs": rungs,
-        "gate": gate_text(settings["gate"]),
-        "gate_details": gate_details(settings["gate"]),
-        "climb_order": climb_order_text(settings["outerAxis"]),
-        "limit": limit,
-        "retries": retry_text(settings["retryCount"]),
+        **settings_texts(dispatch, config),
         "blocked": [],
         "cause_groups": [],
         "retryable": 0,
@@ -315,38 +293,88 @@ def board(
     executed = sum(executed_runs(c, targets) for c in progress["climbers"])
     view["bar"] = run_bar(dispatch["runs"], executed)
     view["counters"] = counters(view["bar"])
-    counts = dispatch["slotCounts"]
-    view["slot_counts"] = [
-        {"status": s, "count": counts.get(s, 0), "symbol": SLOT_SYMBOLS[s], "meaning": m}
-        for s, m in SLOT_MEANINGS.items()
-    ]
-    failures = failures or {}
-    for ci, climber in enumerate(progress["climbers"]):
-        reason = climber.get("blockedReason")
-        if climber["status"] == BLOCKED and reason:
-            cause, fix = BLOCKED_REASONS.get(reason, (reason, "Stop"))
-            if reason == FAILING:
-                cause = failing_cause(dispatch["retryCount"])
-            view["blocked"].append(
-                Blocked(
-                    index=ci,
-                    key=climber["key"],
-                    label=climber["label"],
-                    status_text=climber_status_text(climber, numbers, view["live"]),
-                    reason=reason,
-                    cause=cause,
-                    fix=fix,
-                    problem=climber.get("problem"),
-                    attempts=climber.get("attempts"),
-                    retryable=reason in RETRYABLE_REASONS and status in LIVE,
-                    failure=failure_text(
-                        failures.get((climber["currentRung"], climber.get("cellKey")))
-                    ),
-                )
-            )
+    view["slot_counts"] = slot_count_rows(dispatch["slotCounts"])
+    view["blocked"] = blocked_climbers(progress, numbers, failures or {})
     view["cause_groups"] = cause_groups(view["blocked"])
     view["retryable"] = sum(1 for c in view["blocked"] if c.retryable)
     return view
+
+
+def board_rungs(progress: dict, titles: dict[str, str]) -> list[dict]:
+    """The grid's rungs: the dispatch's snapshot once there is one, else the ladder's own, each
+    marked stale when the ladder's rung is."""
+    dispatch = progress["dispatch"]
+    stale = {r["id"] for r in progress["rungs"] if r["stale"]}
+    return [
+        {
+            "id": r["id"],
+            "number": i + 1,
+            "pin": pin_text(r),
+            "title": titles.get(r["case"], r["case"]),
+            "target": r.get("target") or r["runs"],
+            "stale": r["id"] in stale,
+        }
+        for i, r in enumerate(dispatch["rungs"] if dispatch else progress["rungs"])
+    ]
+
+
+def settings_texts(dispatch: dict | None, config: dict) -> dict:
+    """The header's gate, climb order, limit and retries: the dispatch's snapshot once there is
+    one, else the ladder's configuration (its limit with the account's)."""
+    if dispatch:
+        settings = dispatch
+        limit = limit_text(dispatch["runsInFlightLimit"])
+    else:
+        settings = config
+        limit = limit_text(config["runsInFlightLimit"], config.get("accountLimit"))
+    return {
+        "gate": gate_text(settings["gate"]),
+        "gate_details": gate_details(settings["gate"]),
+        "climb_order": climb_order_text(settings["outerAxis"]),
+        "limit": limit,
+        "retries": retry_text(settings["retryCount"]),
+    }
+
+
+def slot_count_rows(counts: dict[str, int]) -> list[dict]:
+    """The legend: each slot status with its count, symbol and meaning."""
+    return [
+        {"status": s, "count": counts.get(s, 0), "symbol": SLOT_SYMBOLS[s], "meaning": m}
+        for s, m in SLOT_MEANINGS.items()
+    ]
+
+
+def blocked_climbers(progress: dict, numbers: dict[str, int], failures: dict) -> list[Blocked]:
+    """Needs attention: each blocked climber with its cause, fix and the recorded failure that
+    blocks its current slot; retryable while the dispatch is live."""
+    dispatch = progress["dispatch"]
+    live = progress["ladder"]["status"] in LIVE
+    blocked = []
+    for ci, climber in enumerate(progress["climbers"]):
+        reason = climber.get("blockedReason")
+        if climber["status"] != BLOCKED or not reason:
+            continue
+        cause, fix = BLOCKED_REASONS.get(reason, (reason, "Stop"))
+        if reason == FAILING:
+            cause = failing_cause(dispatch["retryCount"])
+        blocked.append(
+            Blocked(
+                index=ci,
+                key=climber["key"],
+                label=climber["label"],
+                status_text=climber_status_text(climber, numbers, live),
+                reason=reason,
+                cause=cause,
+                fix=fix,
+                problem=climber.get("problem"),
+                attempts=climber.get("attempts"),
+                retryable=reason in RETRYABLE_REASONS and live,
+                failure=failure_text(
+                    failures.get((climber["currentRung"], climber.get("cellKey")))
+                ),
+            )
+        )
+    return blocked
 
 
 def executed_runs(climber: dict, targets: dict[str, int]) -> int:
