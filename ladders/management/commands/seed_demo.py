@@ -79,13 +79,21 @@ class Command(BaseCommand):
         owner = self.user("demo", Role.OWNER, staff=True)
         reviewer = self.user("reviewer", Role.REVIEWER)
         self.user("fleet", Role.DRIVER, password=None)
-        providers = dict(MODELS)
         for name, provider in MODELS:
             ModelEntry.objects.get_or_create(
                 name=name, defaults={"provider": provider, "created_by": owner}
             )
-        checklist = [{"id": i, "text": t, "critical": c} for i, t, c in CHECKLIST]
         ingested = timezone.now() - timedelta(days=3)
+        rungs = self.platformer_rungs(owner, ingested)
+        self.cases_off_the_ladder(owner, ingested)
+        group = self.frontier_group(owner, self.combinations(owner))
+        if not Ladder.objects.filter(owner=owner, name="Platformer climb").exists():
+            services.save_ladder(owner=owner, data=platformer_climb(rungs, group, reviewer))
+        self.verify_gate(owner, rungs)
+        self.stdout.write("demo data ready: owner demo/demo, reviewer reviewer/reviewer")
+
+    def platformer_rungs(self, owner, ingested) -> list[dict]:
+        """A case (version 1, the checklist) for each of ``STEPS``, and the ladder's rung for it."""
         rungs = []
         for number, (title, engine) in enumerate(STEPS, start=1):
             case = self.case(f"platformer-{number}", f"Platformer {number}: {title}", owner)
@@ -96,7 +104,7 @@ class Command(BaseCommand):
                     "ingested_at": ingested,
                     "variants": ["default"],
                     "engines": ["godot"],
-                    "checklist": checklist,
+                    "checklist": checklist(),
                     "created_by": owner,
                 },
             )
@@ -109,6 +117,10 @@ class Command(BaseCommand):
                     "runs": 2 if number == 8 else None,
                 }
             )
+        return rungs
+
+    def cases_off_the_ladder(self, owner, ingested) -> None:
+        """A legacy-rated platformer case and a performance case, in the catalog only."""
         legacy = self.case("platformer-classic", "Platformer classic (legacy rating)", owner)
         CaseVersion.objects.get_or_create(
             case=legacy,
@@ -117,7 +129,7 @@ class Command(BaseCommand):
                 "ingested_at": ingested,
                 "legacy": True,
                 "variants": ["default"],
-                "checklist": checklist,
+                "checklist": checklist(),
                 "created_by": owner,
             },
         )
@@ -127,6 +139,10 @@ class Command(BaseCommand):
             version="1",
             defaults={"ingested_at": ingested, "variants": ["default"], "created_by": owner},
         )
+
+    def combinations(self, owner) -> list[Combination]:
+        """A harness combination for each of ``HARNESSES``, then a gg one (planner and coder)."""
+        providers = dict(MODELS)
         combos = []
         for harness, model in HARNESSES:
             combination = Combination.objects.filter(
@@ -150,34 +166,16 @@ class Command(BaseCommand):
         )
         gg = Combination.objects.filter(key=gg.compute_key()).first() or (gg.save() or gg)
         combos.append(gg)
+        return combos
+
+    def frontier_group(self, owner, combos: list[Combination]) -> CoverageGroup:
+        """The "Frontier models" group; its members, in order, when it is created."""
         group, created = CoverageGroup.objects.get_or_create(owner=owner, name="Frontier models")
         if created:
             GroupMember.objects.bulk_create(
                 GroupMember(group=group, combination=c, position=i) for i, c in enumerate(combos)
             )
-        if not Ladder.objects.filter(owner=owner, name="Platformer climb").exists():
-            services.save_ladder(
-                owner=owner,
-                data={
-                    "name": "Platformer climb",
-                    "rungs": rungs,
-                    "groups": [group.pk],
-                    "combinations": [],
-                    "gate": {
-                        "floor": "passable",
-                        "threshold": {"count": 1},
-                        "unloadedCountsAsBroken": True,
-                        "earlyStop": False,
-                    },
-                    "runsPerCell": 1,
-                    "runsInFlightLimit": 6,
-                    "retryCount": 1,
-                    "outerAxis": "rung",
-                    "reviewers": [reviewer.pk],
-                },
-            )
-        self.verify_gate(owner, rungs)
-        self.stdout.write("demo data ready: owner demo/demo, reviewer reviewer/reviewer")
+        return group
 
     def verify_gate(self, owner, rungs):
         """An evalset of the ladder's rungs, three runs journaled before the proposals and one
@@ -237,6 +235,33 @@ class Command(BaseCommand):
             slug=slug, defaults={"title": title, "kind": kind, "created_by": owner}
         )
         return case
+
+
+def checklist() -> list[dict]:
+    """The demo cases' checklist, as a case version holds it."""
+    return [{"id": i, "text": t, "critical": c} for i, t, c in CHECKLIST]
+
+
+def platformer_climb(rungs: list[dict], group: CoverageGroup, reviewer) -> dict:
+    """The 'Platformer climb' ladder as ``services.save_ladder`` takes it: the rungs, climbed by
+    the group's combinations, reviewed by ``reviewer``."""
+    return {
+        "name": "Platformer climb",
+        "rungs": rungs,
+        "groups": [group.pk],
+        "combinations": [],
+        "gate": {
+            "floor": "passable",
+            "threshold": {"count": 1},
+            "unloadedCountsAsBroken": True,
+            "earlyStop": False,
+        },
+        "runsPerCell": 1,
+        "runsInFlightLimit": 6,
+        "retryCount": 1,
+        "outerAxis": "rung",
+        "reviewers": [reviewer.pk],
+    }
 
 
 def summary(passed: int, failed: int) -> dict:
