@@ -205,8 +205,7 @@ def test_each_word_of_the_glossary_is_defined_once():
     assert sorted(word for word in set(defined) if defined.count(word) > 1) == []
 
 
-#: Where ``claim`` may name something: the driver's protocol. The webhook sender's hold on an
-#: attempt (``claimed_until``, a column) is the one older use the glossary names.
+#: Where ``claim`` may name something: the driver's protocol.
 CLAIM_SPOKEN_IN = (
     "loopweb/runs/claim.py",
     "loopweb/runs/services.py",
@@ -214,8 +213,6 @@ CLAIM_SPOKEN_IN = (
     "loopweb/driver/",
     "loopweb/telemetry.py",
     "loopweb/ops/middleware.py",
-    "loopweb/webhooks/models.py",
-    "loopweb/webhooks/services.py",
 )
 
 

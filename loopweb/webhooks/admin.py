@@ -126,7 +126,7 @@ class DeliveryAdmin(ReadOnlyAdmin):
         "status",
         "created_at",
         "due_at",
-        "claimed_until",
+        "held_until",
         "delivered_at",
         "response_code",
         "duration_ms",

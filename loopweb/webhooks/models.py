@@ -103,7 +103,7 @@ class Delivery(models.Model):
     )
     due_at = models.DateTimeField()
     # While a sender holds the attempt; a sender that died leaves it to be taken again after.
-    claimed_until = models.DateTimeField(null=True, blank=True)
+    held_until = models.DateTimeField(null=True, blank=True)
     delivered_at = models.DateTimeField(null=True, blank=True)
     response_code = models.PositiveSmallIntegerField(null=True, blank=True)
     duration_ms = models.PositiveIntegerField(null=True, blank=True)

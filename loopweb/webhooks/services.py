@@ -23,8 +23,8 @@ from loopweb.webhooks.events import PING
 from loopweb.webhooks.models import Delivery, DeliveryStatus, Event, Subscription
 from loopweb.webhooks.tasks import deliver
 
-#: How long past the timeout a sender's claim on an attempt lasts before another may take it.
-CLAIM_GRACE = timedelta(seconds=30)
+#: How long past the timeout a sender's hold on an attempt lasts before another may take it.
+HOLD_GRACE = timedelta(seconds=30)
 
 
 def timeout() -> float:
@@ -191,20 +191,20 @@ def headers_of(event: Event, secret: str, body: bytes, timestamp: int) -> dict[s
     }
 
 
-def claim(delivery_id: int, now) -> bool:
+def hold(delivery_id: int, now) -> bool:
     """Take a pending attempt for sending (compare-and-set): of two workers given the same
-    task, one sends; an attempt whose sender died is taken again once its claim runs out."""
+    task, one sends; an attempt whose sender died is taken again once its hold runs out."""
     return bool(
         Delivery.objects.filter(pk=delivery_id, status=DeliveryStatus.PENDING)
-        .filter(Q(claimed_until__isnull=True) | Q(claimed_until__lt=now))
-        .update(claimed_until=now + timedelta(seconds=timeout()) + CLAIM_GRACE)
+        .filter(Q(held_until__isnull=True) | Q(held_until__lt=now))
+        .update(held_until=now + timedelta(seconds=timeout()) + HOLD_GRACE)
     )
 
 
 def send(*, delivery_id: int) -> str:
     """Make one attempt (the task's body). No transaction is open while the request is out."""
     now = timezone.now()
-    if not claim(delivery_id, now):
+    if not hold(delivery_id, now):
         return "not pending"
     delivery = Delivery.objects.select_related("subscription", "event").get(pk=delivery_id)
     subscription, event = delivery.subscription, delivery.event
@@ -245,10 +245,10 @@ def _finish(delivery: Delivery, result: sender.Result | None, *, at, error: str 
             error=(result.error if result else error)
             or ("" if answer.succeeded else f"HTTP {answer.code}"),
             will_retry=delay is not None,
-            claimed_until=None,
+            held_until=None,
         )
         if not written:
-            return  # recorded by another sender that took the attempt after our claim ran out
+            return  # recorded by another sender that took the attempt after our hold ran out
         if delay is not None:
             following = Delivery.objects.create(
                 subscription=subscription,
@@ -284,19 +284,19 @@ def _note_health(subscription: Subscription, answer: policy.Answer, *, given_up:
 # Chores ---------------------------------------------------------------------------------------
 
 
-#: An attempt this long past due, unclaimed, has lost its task (its sender died holding it).
+#: An attempt this long past due, not held, has lost its task (its sender died holding it).
 LOST_AFTER = timedelta(minutes=5)
 
 
 def sweep(*, now=None) -> int:
     """Attempts no task is going to send. With the database task backend: queue a task again
-    for those long overdue whose task is gone (a sender died holding the claim); the delivery
+    for those long overdue whose task is gone (a sender died holding it); the delivery
     thread sends them. Without it: send the due ones here, a few per run, since nothing else
     will. Returns how many it handled."""
     now = now or timezone.now()
     database = isinstance(deliver.get_backend(), DatabaseBackend)
     due = Delivery.objects.filter(
-        Q(claimed_until__isnull=True) | Q(claimed_until__lt=now),
+        Q(held_until__isnull=True) | Q(held_until__lt=now),
         status=DeliveryStatus.PENDING,
         due_at__lte=now - LOST_AFTER if database else now,
     ).order_by("due_at")

@@ -16,13 +16,13 @@ from tests.webhooks.helpers import deliver_all, log_of, subscribe
 pytestmark = pytest.mark.django_db
 
 
-def test_an_attempt_whose_sender_died_is_queued_again_once_its_claim_runs_out(owner, receiver):
+def test_an_attempt_whose_sender_died_is_queued_again_once_its_hold_runs_out(owner, receiver):
     subscription = subscribe(owner, receiver.url)
     delivery = services.ping(subscription=subscription)
-    # A sender claimed it and died: its task is gone, the claim ran out long ago.
+    # A sender held it and died: its task is gone, the hold ran out long ago.
     DBTaskResult.objects.filter(task_path=deliver.module_path).delete()
     long_ago = timezone.now() - timedelta(minutes=10)
-    Delivery.objects.filter(pk=delivery.pk).update(due_at=long_ago, claimed_until=long_ago)
+    Delivery.objects.filter(pk=delivery.pk).update(due_at=long_ago, held_until=long_ago)
     assert CHORES["webhooks"]().startswith("handled 1 ")
     assert services.sweep() == 0  # queued once, not again while its task waits
     deliver_all()
@@ -30,14 +30,14 @@ def test_an_attempt_whose_sender_died_is_queued_again_once_its_claim_runs_out(ow
     assert len(receiver.requests) == 1
 
 
-def test_an_attempt_still_claimed_or_recently_due_is_left_to_its_task(owner, receiver):
+def test_an_attempt_still_held_or_recently_due_is_left_to_its_task(owner, receiver):
     subscription = subscribe(owner, receiver.url)
     delivery = services.ping(subscription=subscription)
     DBTaskResult.objects.filter(task_path=deliver.module_path).delete()
     assert services.sweep() == 0  # due just now: its task may simply be behind others
     Delivery.objects.filter(pk=delivery.pk).update(
         due_at=timezone.now() - timedelta(minutes=10),
-        claimed_until=timezone.now() + timedelta(seconds=30),
+        held_until=timezone.now() + timedelta(seconds=30),
     )
     assert services.sweep() == 0  # a sender holds it
 
