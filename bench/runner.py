@@ -287,13 +287,22 @@ def push_throughput(
     )
 
 
-def _claim_rounds(tag: str, claim, bare, *, claimers: int, per_round: int, rounds: int):
+def _claim_combination() -> Combination:
+    """The combination the claim benchmarks launch their jobs with."""
+    return Combination.objects.filter(model__startswith="b").first()
+
+
+def _claim_rounds(
+    tag: str, claim, bare, *, claimers: int, per_round: int, rounds: int, prepare=None
+):
     """Claims by ``claim`` against the floor ``bare``, ``claimers`` threads at a time: a warm-up
     round of each, then ``rounds`` rounds taking the floor and the product in turn, each on
     ``per_round`` freshly launched jobs, so a change in the machine's load weighs on both alike.
-    Returns the claim rate, the floor's rate, the double claims and the ids claimed."""
+    ``prepare(product)``, if given, sets the database up for a round of the floor (False) or
+    the product (True). Returns the claim rate, the floor's rate, the double claims and the ids
+    claimed."""
     owner = user(f"bench-launcher-{tag}", Role.OWNER)
-    combination = Combination.objects.filter(model__startswith="b").first()
+    combination = _claim_combination()
 
     def enqueue(n: int):
         Job.objects.filter(status__in=["queued", "pending"]).update(status="canceled")
@@ -302,21 +311,23 @@ def _claim_rounds(tag: str, claim, bare, *, claimers: int, per_round: int, round
                 owner=owner, pin=CasePin("claim-case", "1", "default"), combination=combination
             )
 
-    def timed_round(work, n: int) -> tuple[float, list[int]]:
+    def timed_round(product: bool, n: int) -> tuple[float, list[int]]:
+        if prepare is not None:
+            prepare(product)
         enqueue(n)
-        seconds, results = concurrently(claimers, work)
+        seconds, results = concurrently(claimers, claim if product else bare)
         return seconds, [x for r in results for x in r]
 
-    timed_round(bare, claimers)  # warm-up
-    timed_round(claim, claimers)
+    timed_round(False, claimers)  # warm-up
+    timed_round(True, claimers)
     floor_time = claim_time = 0.0
     floor_ids: list[int] = []
     ids: list[int] = []
     for _ in range(rounds):
-        seconds, claimed = timed_round(bare, per_round)
+        seconds, claimed = timed_round(False, per_round)
         floor_time += seconds
         floor_ids += claimed
-        seconds, claimed = timed_round(claim, per_round)
+        seconds, claimed = timed_round(True, per_round)
         claim_time += seconds
         ids += claimed
     doubles = sum(n - 1 for n in Counter(ids).values() if n > 1)
@@ -407,8 +418,7 @@ def claim_with_budgets_over_http(
 
     driver = user(f"bench-claimer-{tag}", Role.DRIVER)
     _, token = ApiToken.objects.issue(driver)
-    owner = user(f"bench-launcher-{tag}", Role.OWNER)
-    combination = Combination.objects.filter(model__startswith="b").first()
+    combination = _claim_combination()
     per_round = jobs // rounds
     ProviderBudget.objects.all().delete()
     ProviderBudget.objects.create(
@@ -426,31 +436,13 @@ def claim_with_budgets_over_http(
                 return
             out.extend(job["id"] for job in claimed)
 
-    def timed_round(n: int, budgets: bool) -> tuple[float, list[int]]:
-        Job.objects.filter(status__in=["queued", "pending"]).update(status="canceled")
-        ProviderBudget.objects.update(enabled=budgets, starts={}, turns={})
-        for _ in range(n):
-            run_services.launch_by_hand(
-                owner=owner, pin=CasePin("claim-case", "1", "default"), combination=combination
-            )
-        seconds, results = concurrently(claimers, claim)
-        return seconds, [x for r in results for x in r]
+    def budgets(enabled: bool) -> None:
+        ProviderBudget.objects.update(enabled=enabled, starts={}, turns={})
 
-    timed_round(claimers, False)  # warm-up
-    timed_round(claimers, True)
-    plain_time = budget_time = 0.0
-    plain: list[int] = []
-    ids: list[int] = []
-    for _ in range(rounds):
-        seconds, claimed = timed_round(per_round, False)
-        plain_time += seconds
-        plain += claimed
-        seconds, claimed = timed_round(per_round, True)
-        budget_time += seconds
-        ids += claimed
+    rate, plain_rate, doubles, ids = _claim_rounds(
+        tag, claim, claim, claimers=claimers, per_round=per_round, rounds=rounds, prepare=budgets
+    )
     ProviderBudget.objects.all().delete()
-    doubles = sum(n - 1 for n in Counter(ids).values() if n > 1)
-    rate, plain_rate = len(ids) / budget_time, len(plain) / plain_time
     total = per_round * rounds
     return Row(
         "claim with budgets",
