@@ -239,7 +239,7 @@ def test_a_proposal_that_cannot_be_measured_holds_up_no_other(owner, monkeypatch
     def pause(seconds):
         raise Paused(seconds)
 
-    monkeypatch.setattr("evalsets.management.commands.verify_gate.time.sleep", pause)
+    monkeypatch.setattr("loopweb.runs.management.repeating.time.sleep", pause)
     errors = io.StringIO()
     with pytest.raises(Paused):
         call_command("verify_gate", "--every", "5", stderr=errors)

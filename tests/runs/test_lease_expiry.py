@@ -5,7 +5,7 @@ import datetime as dt
 from io import StringIO
 
 import pytest
-from django.core.management import call_command
+from django.core.management import CommandError, call_command
 from django.utils import timezone
 
 from loopweb.runs import services, tasks
@@ -132,6 +132,19 @@ def test_the_expire_leases_command_ends_attempts_whose_lease_ran_out(
     fresh.refresh_from_db()
     assert (job.status, job.failure, job.retry.status) == ("failed", "infrastructure", "queued")
     assert fresh.status == "pending"
+
+
+def test_the_expire_leases_command_refuses_a_negative_interval_before_it_sweeps(
+    owner, driver, version, combination
+):
+    job = claim(driver, hand_job(owner, version, combination))
+    Job.objects.filter(pk=job.pk).update(lease_expires_at=timezone.now() - dt.timedelta(seconds=1))
+
+    with pytest.raises(CommandError, match="--every"):
+        call_command("expire_leases", "--every", "-1")
+
+    job.refresh_from_db()
+    assert job.status == "pending"
 
 
 def test_the_expire_leases_task_calls_the_service(owner, driver, version, combination):
