@@ -174,6 +174,34 @@ def test_a_change_reads_again_only_the_changed_cells_not_the_rest_of_their_climb
     assert without_version(board.body) == progress.compute(fresh(ladder))
 
 
+def test_a_push_and_the_launch_pass_after_it_read_again_only_the_cells_they_changed(
+    owner, driver, spy
+):
+    """A push passes a climber's first rung and the launch pass that follows records it and
+    launches its second: the next read computes that climber alone again, from the two cells
+    (the pushed run's, the launched job's) and no other, with no whole computation."""
+    ladder = started(owner, n_climbers=3, n_rungs=3)
+    before = shared_progress.read(fresh(ladder))
+    [job, *others] = claim_all(driver)
+    [held] = [p for p in before.parts if job.cell_key in p.cells]
+    push(driver, job, record=PERFECT)
+    report = services.run_launch_pass(ladder_id=ladder.pk)
+    assert report is not None and report.launched == 1
+    [launched] = Job.objects.filter(status="queued")
+    changed = {job.cell_key, launched.cell_key}
+    assert changed <= held.cells
+
+    with CaptureQueriesContext(connection) as queries:
+        board = shared_progress.read(fresh(ladder))
+
+    asked = "\n".join(q["sql"] for q in queries.captured_queries)
+    unchanged = {key for part in before.parts for key in part.cells} - changed
+    assert changed <= {key for key in held.cells if key in asked}
+    assert [key for key in unchanged if key in asked] == []
+    assert spy.calls == [None, {held.key}]
+    assert without_version(board.body) == progress.compute(fresh(ladder))
+
+
 def test_runs_reviewed_before_their_rung_was_reached_count_as_reviewed_once_it_is(owner, driver):
     """A run of a climber's second rung, pushed from outside and reviewed while the climber
     still stood on its first, counts as reviewed when a push passes the first rung (the board
