@@ -335,6 +335,37 @@ def _claim_rounds(
     return rate, floor_rate, doubles, ids
 
 
+def _claim_row(data: str, measured: tuple, total: int) -> Row:
+    """The claim row of what ``_claim_rounds`` measured on ``total`` jobs: at least half the
+    floor's rate, and no job claimed twice or left unclaimed."""
+    rate, floor_rate, doubles, ids = measured
+    return Row(
+        "claim",
+        data,
+        f"{rate:.0f} claims/s, {doubles} double claims",
+        f"{floor_rate:.0f} claims/s",
+        rate / floor_rate,
+        "≥ 0.5× floor, zero double claims",
+        rate >= 0.5 * floor_rate and doubles == 0 and len(ids) == total,
+    )
+
+
+def _claims_over_http(server, token: str):
+    """A claimer's work: claim one job at a time over HTTP (``POST /api/driver/claim``) until
+    none is left, adding the ids claimed to ``out``."""
+
+    def claim(i, out):
+        while True:
+            status, body = request(f"{server.url}/api/driver/claim", token, "POST", {"max": 1})
+            assert status == 200, status
+            claimed = json.loads(body)
+            if not claimed:
+                return
+            out.extend(job["id"] for job in claimed)
+
+    return claim
+
+
 def claim_throughput(*, claimers: int, jobs: int, rounds: int = 3, tag="claim") -> Row:
     """``jobs`` claimed by ``claimers`` threads, in ``rounds`` rounds that take the floor and the
     product in turn (after a warm-up round of each), so a change in the machine's load weighs on
@@ -350,19 +381,11 @@ def claim_throughput(*, claimers: int, jobs: int, rounds: int = 3, tag="claim") 
         while (job_id := floors.claim_floor()) is not None:
             out.append(job_id)
 
-    rate, floor_rate, doubles, ids = _claim_rounds(
+    measured = _claim_rounds(
         tag, claim, bare, claimers=claimers, per_round=per_round, rounds=rounds
     )
     jobs = per_round * rounds
-    return Row(
-        "claim",
-        f"{claimers} concurrent claimers, {jobs} jobs",
-        f"{rate:.0f} claims/s, {doubles} double claims",
-        f"{floor_rate:.0f} claims/s",
-        rate / floor_rate,
-        "≥ 0.5× floor, zero double claims",
-        rate >= 0.5 * floor_rate and doubles == 0 and len(ids) == jobs,
-    )
+    return _claim_row(f"{claimers} concurrent claimers, {jobs} jobs", measured, jobs)
 
 
 def claim_over_http(server, *, claimers: int, jobs: int, rounds: int = 3, tag="claim-http") -> Row:
@@ -373,14 +396,7 @@ def claim_over_http(server, *, claimers: int, jobs: int, rounds: int = 3, tag="c
     _, token = ApiToken.objects.issue(driver)
     per_round = jobs // rounds
 
-    def claim(i, out):
-        while True:
-            status, body = request(f"{server.url}/api/driver/claim", token, "POST", {"max": 1})
-            assert status == 200, status
-            claimed = json.loads(body)
-            if not claimed:
-                return
-            out.extend(job["id"] for job in claimed)
+    claim = _claims_over_http(server, token)
 
     def bare(i, out):
         while True:
@@ -391,19 +407,12 @@ def claim_over_http(server, *, claimers: int, jobs: int, rounds: int = 3, tag="c
                 return
             out.append(job_id)
 
-    rate, floor_rate, doubles, ids = _claim_rounds(
+    measured = _claim_rounds(
         tag, claim, bare, claimers=claimers, per_round=per_round, rounds=rounds
     )
     total = per_round * rounds
-    return Row(
-        "claim",
-        f"{_via(server, '')}{claimers} concurrent claimers, {total} jobs over HTTP",
-        f"{rate:.0f} claims/s, {doubles} double claims",
-        f"{floor_rate:.0f} claims/s",
-        rate / floor_rate,
-        "≥ 0.5× floor, zero double claims",
-        rate >= 0.5 * floor_rate and doubles == 0 and len(ids) == total,
-    )
+    data = f"{_via(server, '')}{claimers} concurrent claimers, {total} jobs over HTTP"
+    return _claim_row(data, measured, total)
 
 
 def claim_with_budgets_over_http(
@@ -427,14 +436,7 @@ def claim_with_budgets_over_http(
     for i in range(others):
         ProviderBudget.objects.create(provider=f"bench-other-{i}", max_in_flight=16)
 
-    def claim(i, out):
-        while True:
-            status, body = request(f"{server.url}/api/driver/claim", token, "POST", {"max": 1})
-            assert status == 200, status
-            claimed = json.loads(body)
-            if not claimed:
-                return
-            out.extend(job["id"] for job in claimed)
+    claim = _claims_over_http(server, token)
 
     def budgets(enabled: bool) -> None:
         ProviderBudget.objects.update(enabled=enabled, starts={}, turns={})
