@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-DECISIONS = Path(__file__).resolve().parent.parent / "docs" / "decisions"
+DOCS = Path(__file__).resolve().parent.parent / "docs"
+DECISIONS = DOCS / "decisions"
 INDEX = DECISIONS / "README.md"
 LINK = re.compile(r"\]\(([^)#]+\.md)(?:#[^)]*)?\)")
 STATUS = re.compile(r"^Status: (accepted|superseded by (\d{4}))$", re.MULTILINE)
@@ -87,3 +88,26 @@ def test_every_link_to_a_decision_names_a_file_that_exists():
             if not (page.parent / target).is_file():
                 broken.append(f"{page.relative_to(docs)} -> {target}")
     assert broken == []
+
+
+def seed_rows() -> list[list[str]]:
+    text = (DOCS / "architecture.md").read_text()
+    section = text[text.index("## Where each seed heading lives") :]
+    return [
+        [cell.strip() for cell in line.strip("|").split("|")]
+        for line in section.splitlines()
+        if re.match(r"\| 00[034] \|", line)
+    ]
+
+
+def test_every_seed_heading_names_its_module_and_a_test_that_exists():
+    rows = seed_rows()
+    headings = {(seed, heading) for seed, heading, *_ in rows}
+    assert len(headings) == len(rows) >= 25, "a heading is listed twice or the table is cut"
+    for seed, heading, module, test in rows:
+        assert re.fullmatch(r"`[a-z_.]+`", module), (heading, module)
+        path = DOCS.parent / test.strip("`")
+        assert path.is_file() and path.name.startswith("test_"), (heading, test)
+        assert f'"{heading.split(" (")[0]}"' in path.read_text() or seed != "004", (
+            f"{test} does not name the seed heading {heading!r}"
+        )

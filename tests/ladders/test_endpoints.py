@@ -1,4 +1,4 @@
-"""The ladder surface over HTTP, end to end."""
+"""Seed 004, "Ladders" and "Endpoints": the ladder surface over HTTP, end to end."""
 
 from tests.ladders.builders import PERFECT, climbers, config, rung, versions, work
 
