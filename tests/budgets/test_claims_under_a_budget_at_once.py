@@ -7,7 +7,6 @@ import threading
 import time
 
 import pytest
-from django.db import close_old_connections, connection
 
 from ladders import services
 from ladders.models import Dispatch
@@ -16,6 +15,7 @@ from loopweb.runs.errors import Conflict
 from tests.budgets.helpers import budget, leased
 from tests.factories import UserFactory
 from tests.ladders.builders import climbers, make_ladder, push, versions
+from tests.support.threads import Race
 
 pytestmark = [
     pytest.mark.django_db(transaction=True),
@@ -36,22 +36,10 @@ def test_32_drivers_never_hold_more_than_the_cap_and_both_ladders_climb(owner):
     for ladder in ladders:
         services.start_dispatch(ladder=ladder)
     drivers = [UserFactory(username=f"bd{i}", role="driver") for i in range(DRIVERS)]
-    stop = threading.Event()
-    errors: list[BaseException] = []
+    race = Race()
     seen: list[int] = []
     claimed: list[str] = []
     lock = threading.Lock()
-
-    def body(fn, *args):
-        try:
-            while not stop.is_set():
-                fn(*args)
-        except BaseException as exc:  # noqa: BLE001 - reported by the test
-            errors.append(exc)
-            stop.set()
-        finally:
-            close_old_connections()
-            connection.close()
 
     def drive(driver):
         jobs = run_services.claim_jobs(driver=driver, limit=2)
@@ -74,23 +62,18 @@ def test_32_drivers_never_hold_more_than_the_cap_and_both_ladders_climb(owner):
         services.run_launch_pass(ladder_id=ladder_id)
         time.sleep(0.01)
 
-    threads = [threading.Thread(target=body, args=(drive, d), daemon=True) for d in drivers]
-    threads += [
-        threading.Thread(target=body, args=(launch, ladder.pk), daemon=True) for ladder in ladders
-    ]
-    for thread in threads:
-        thread.start()
+    for driver in drivers:
+        race.spawn(drive, driver)
+    for ladder in ladders:
+        race.spawn(launch, ladder.pk)
     deadline = time.monotonic() + 90
-    while time.monotonic() < deadline and not stop.is_set():
+    while time.monotonic() < deadline and not race.stop.is_set():
         statuses = set(Dispatch.objects.filter(ladder__in=ladders).values_list("status", flat=True))
         if statuses == {"finished"}:
             break
         time.sleep(0.1)
-    stop.set()
-    for thread in threads:
-        thread.join(timeout=60)
+    race.join()
 
-    assert not errors, errors
     assert set(Dispatch.objects.filter(ladder__in=ladders).values_list("status", flat=True)) == {
         "finished"
     }

@@ -2,12 +2,11 @@
 
 import random
 import re
-import threading
 import time
 from collections import Counter
 
 import pytest
-from django.db import close_old_connections, connection
+from django.db import connection
 
 from ladders import services
 from ladders.models import Dispatch
@@ -16,7 +15,7 @@ from loopweb.runs.errors import Conflict
 from loopweb.runs.models import IN_FLIGHT, Job, Run
 from tests.factories import UserFactory
 from tests.ladders.builders import climbers, make_ladder, push, versions
-from tests.support.threads import Background
+from tests.support.threads import Background, Race
 
 # PostgreSQL: many writers at once (SQLite runs one writer at a time, so a race there tests
 # how long its lock is waited for, not the row locks this proves).
@@ -25,35 +24,6 @@ pytestmark = [
     pytest.mark.xdist_group("concurrency"),
     pytest.mark.postgres,
 ]
-
-
-class Race:
-    def __init__(self):
-        self.errors: list[BaseException] = []
-        self.stop = threading.Event()
-        self.threads: list[threading.Thread] = []
-
-    def spawn(self, fn, *args):
-        def body():
-            try:
-                while not self.stop.is_set():
-                    fn(*args)
-            except BaseException as exc:  # noqa: BLE001 - reported by the test
-                self.errors.append(exc)
-                self.stop.set()
-            finally:
-                close_old_connections()
-                connection.close()
-
-        thread = threading.Thread(target=body, daemon=True)
-        self.threads.append(thread)
-        thread.start()
-
-    def join(self):
-        self.stop.set()
-        for thread in self.threads:
-            thread.join(timeout=60)
-        assert not self.errors, self.errors
 
 
 def drive(driver, rng: random.Random):

@@ -63,3 +63,35 @@ class Background:
         if self.error is not None:
             raise self.error
         return self.result
+
+
+class Race:
+    """Workers racing until stopped: each ``spawn``ed thread calls ``fn(*args)`` again and
+    again until ``stop`` is set, which the first error any of them raises also sets; ``join``
+    stops them all and fails the test with the errors."""
+
+    def __init__(self) -> None:
+        self.errors: list[BaseException] = []
+        self.stop = threading.Event()
+        self.threads: list[threading.Thread] = []
+
+    def spawn(self, fn: Callable[..., Any], *args: Any) -> None:
+        def body() -> None:
+            try:
+                while not self.stop.is_set():
+                    fn(*args)
+            except BaseException as exc:  # noqa: BLE001 - reported by join
+                self.errors.append(exc)
+                self.stop.set()
+            finally:
+                connections.close_all()
+
+        thread = threading.Thread(target=body, daemon=True)
+        self.threads.append(thread)
+        thread.start()
+
+    def join(self, timeout: float = 60) -> None:
+        self.stop.set()
+        for thread in self.threads:
+            thread.join(timeout=timeout)
+        assert not self.errors, self.errors
