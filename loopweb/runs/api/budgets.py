@@ -4,7 +4,6 @@ reads them; drivers release rate-limited jobs."""
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import serializers, status, viewsets
 from rest_framework.decorators import api_view, permission_classes
-from rest_framework.exceptions import NotFound
 from rest_framework.permissions import SAFE_METHODS, BasePermission
 from rest_framework.response import Response
 
@@ -13,7 +12,7 @@ from loopweb.runs.api import fields as f
 from loopweb.runs.api.permissions import IsDriver
 from loopweb.runs.api.serializers import JobSerializer
 from loopweb.runs.budget_inputs import BudgetSerializer
-from loopweb.runs.models import Job, ProviderBudget
+from loopweb.runs.models import ProviderBudget
 
 ERROR = {"$ref": "#/components/schemas/Error"}
 
@@ -89,13 +88,11 @@ def driver_release(request, job_id: int):
     again as it was (same attempt, no retry used) and its budgets back off."""
     body = ReleaseSerializer(data=request.data)
     body.is_valid(raise_exception=True)
-    try:
-        job = services.release_job(
-            job_id=job_id,
-            driver=request.user,
-            reason=body.validated_data["reason"],
-            retry_after=body.validated_data["retryAfter"],
-        )
-    except Job.DoesNotExist as exc:
-        raise NotFound() from exc
+    # A job that is not the caller's to release (or none) raises Job.DoesNotExist: the API's 404.
+    job = services.release_job(
+        job_id=job_id,
+        driver=request.user,
+        reason=body.validated_data["reason"],
+        retry_after=body.validated_data["retryAfter"],
+    )
     return Response(JobSerializer(job).data)

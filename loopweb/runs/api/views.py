@@ -255,12 +255,10 @@ def driver_claim(request):
 def driver_status(request, job_id: int):
     body = s.StatusSerializer(data=request.data)
     body.is_valid(raise_exception=True)
-    try:
-        job, cancel = services.report_status(
-            job_id=job_id, driver=request.user, status=body.validated_data["status"]
-        )
-    except Job.DoesNotExist as exc:
-        raise NotFound() from exc
+    # A job that is not the caller's (or none) raises Job.DoesNotExist: the API's 404.
+    job, cancel = services.report_status(
+        job_id=job_id, driver=request.user, status=body.validated_data["status"]
+    )
     return Response({"status": job.status, "cancel": cancel})
 
 
@@ -270,15 +268,12 @@ def driver_status(request, job_id: int):
 def driver_fail(request, job_id: int):
     body = s.FailSerializer(data=request.data)
     body.is_valid(raise_exception=True)
-    try:
-        job = services.fail_job(
-            job_id=job_id,
-            driver=request.user,
-            failure=body.validated_data["failure"],
-            detail=body.validated_data["detail"],
-        )
-    except Job.DoesNotExist as exc:
-        raise NotFound() from exc
+    job = services.fail_job(
+        job_id=job_id,
+        driver=request.user,
+        failure=body.validated_data["failure"],
+        detail=body.validated_data["detail"],
+    )
     return Response(s.JobSerializer(job).data)
 
 
