@@ -8,6 +8,18 @@ from loopweb.runs import json_fields as f
 __all__ = ["LadderConfigSerializer", "QueueReviewSerializer"]
 
 
+def slot_run_fields() -> dict[str, serializers.Field]:
+    """A completed slot run as ``ladders.selectors.slot_run_entries`` gives it: the fields that
+    a review queue's entry and a disagreement between reviewers begin with."""
+    return {
+        "run": serializers.IntegerField(),
+        "rung": serializers.CharField(),
+        "climber": serializers.CharField(),
+        "validatorRating": serializers.CharField(allow_null=True),
+        "finishedAt": serializers.DateTimeField(),
+    }
+
+
 class RungOrderSerializer(serializers.Serializer):
     order = f.ListField(child=f.CharField(max_length=40), max_length=MAX_RUNGS, unique=True)
 

@@ -309,11 +309,7 @@ class LadderViewSet(viewsets.GenericViewSet):
         responses=inline_serializer(
             "QueueEntry",
             {
-                "run": serializers.IntegerField(),
-                "rung": serializers.CharField(),
-                "climber": serializers.CharField(),
-                "validatorRating": serializers.CharField(allow_null=True),
-                "finishedAt": serializers.DateTimeField(),
+                **s.slot_run_fields(),
                 "reviews": serializers.IntegerField(
                     help_text="The run's reviews by the ladder's owner and reviewers (it leaves "
                     "the reviewers' queue at the ladder's reviewsPerRun)."

@@ -13,6 +13,7 @@ from rest_framework.generics import GenericAPIView
 from rest_framework.response import Response
 
 from ladders.access import NOT_CONTROLLED, controls
+from ladders.api.serializers import slot_run_fields
 from ladders.models import Ladder
 from ladders.selectors import ladders_for
 from loopweb.reviewing import selectors, services
@@ -33,6 +34,14 @@ RUNG_REQUIRED = OpenApiParameter("rung", RUNG_TYPE, required=True, description=R
 
 def _ladder(request, pk: int) -> Ladder:
     return get_object_or_404(ladders_for(request.user).select_related("owner"), pk=pk)
+
+
+def _judged_ladder(request, pk: int) -> Ladder:
+    """The ladder, for a caller who judges its pairs (the owner or a reviewer; else 403)."""
+    ladder = _ladder(request, pk)
+    if not selectors.may_judge(request.user, ladder):
+        raise PermissionDenied(NOT_REVIEWER)
+    return ladder
 
 
 def _rung(request, *, required: bool) -> str | None:
@@ -174,11 +183,7 @@ AGREEMENT = inline_serializer(
 DISAGREEMENTS = inline_serializer(
     "Disagreement",
     {
-        "run": serializers.IntegerField(),
-        "rung": serializers.CharField(),
-        "climber": serializers.CharField(),
-        "validatorRating": serializers.CharField(allow_null=True),
-        "finishedAt": serializers.DateTimeField(),
+        **slot_run_fields(),
         "reasons": serializers.ListField(child=serializers.ChoiceField(["verdict", "rating"])),
         "reviews": inline_serializer(
             "SplitReview",
@@ -247,9 +252,7 @@ class PairwiseView(GenericAPIView):
         " the ladder: 403); a pair once per reviewer (409 already_judged).",
     )
     def post(self, request, pk: int):
-        ladder = _ladder(request, pk)
-        if not selectors.may_judge(request.user, ladder):
-            raise PermissionDenied(NOT_REVIEWER)
+        ladder = _judged_ladder(request, pk)
         body = JudgementIn(data=request.data)
         body.is_valid(raise_exception=True)
         try:
@@ -280,9 +283,7 @@ class NextPairView(GenericAPIView):
         " left.",
     )
     def get(self, request, pk: int):
-        ladder = _ladder(request, pk)
-        if not selectors.may_judge(request.user, ladder):
-            raise PermissionDenied(NOT_REVIEWER)
+        ladder = _judged_ladder(request, pk)
         rung = _rung(request, required=True)
         if rung not in {r["id"] for r in selectors.rungs(ladder)}:
             raise ValidationError({"rung": [ErrorDetail(services.NOT_A_RUNG, "does_not_exist")]})
