@@ -6,12 +6,13 @@ import contextlib
 import threading
 
 import pytest
-from django.db import connection, transaction
+from django.db import transaction
 
 from ladders import services
 from ladders.models import Ladder
 from loopweb.history.models import Activity, DispatchRecord
 from tests.ladders.builders import climbers, make_ladder, outside, versions
+from tests.support.threads import Background
 
 pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
 
@@ -27,41 +28,22 @@ def ladder_row_held(ladder):
             held.set()
             release.wait(30)
 
-    holder, _, errors = in_thread(hold)
+    holder = Background(hold)
     assert held.wait(10)
     try:
         yield
     finally:
         release.set()
         holder.join()
-    assert errors == []
 
 
 def finished_beside(ladder, work) -> bool:
     """Whether ``work`` finishes (in a thread) while the ladder's row is held."""
     with ladder_row_held(ladder):
-        thread, done, errors = in_thread(work)
-        finished = done.wait(10)
-    thread.join()  # the row released: it finishes now if it had waited
-    assert errors == []
+        background = Background(work)
+        finished = background.finished(10)
+    background.join()  # the row released: it finishes now if it had waited
     return finished
-
-
-def in_thread(work) -> tuple[threading.Thread, threading.Event, list]:
-    done, errors = threading.Event(), []
-
-    def body():
-        try:
-            work()
-            done.set()
-        except Exception as exc:  # noqa: BLE001 - reported by the test
-            errors.append(exc)
-        finally:
-            connection.close()
-
-    thread = threading.Thread(target=body)
-    thread.start()
-    return thread, done, errors
 
 
 @pytest.mark.parametrize("ending", ["stop", "finish"])

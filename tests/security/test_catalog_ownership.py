@@ -6,12 +6,13 @@ only staff may change or delete it."""
 import threading
 
 import pytest
-from django.db import connection, transaction
+from django.db import transaction
 from django.urls import reverse
 
 from loopweb.runs.models import Case, CaseVersion, Combination, GGConfiguration, ModelEntry
 from tests.console.helpers import Browser
 from tests.factories import CaseFactory, GGConfigurationFactory, ModelEntryFactory
+from tests.support.threads import Background
 
 pytestmark = pytest.mark.django_db
 
@@ -285,23 +286,6 @@ def test_the_schema_says_who_may_change_an_entry_and_that_a_used_one_stays(anon_
 # A delete and a new use at the same moment ------------------------------------------------------
 
 
-def in_thread(work) -> tuple[threading.Thread, threading.Event, list]:
-    done, results = threading.Event(), []
-
-    def body():
-        try:
-            results.append(work())
-            done.set()
-        except Exception as exc:  # noqa: BLE001 - reported by the test
-            results.append(exc)
-        finally:
-            connection.close()
-
-    thread = threading.Thread(target=body)
-    thread.start()
-    return thread, done, results
-
-
 @pytest.mark.postgres
 @pytest.mark.django_db(transaction=True)
 def test_a_delete_waits_for_a_combination_being_created_and_then_refuses(owner, token_client):
@@ -318,19 +302,15 @@ def test_a_delete_waits_for_a_combination_being_created_and_then_refuses(owner, 
             held.set()
             release.wait(30)
 
-    creator, _, created_results = in_thread(create_combination)
+    creator = Background(create_combination)
     assert held.wait(10)
-    deleter, deleted, results = in_thread(
-        lambda: owner_api.delete(f"/api/gg-configurations/{configuration.pk}/")
-    )
-    waited = not deleted.wait(1)
+    deleter = Background(lambda: owner_api.delete(f"/api/gg-configurations/{configuration.pk}/"))
+    waited = not deleter.finished(1)
     release.set()
     creator.join()
-    deleter.join()
+    response = deleter.join()
 
-    assert created_results == [None]
     assert waited, "the delete did not wait for the configuration's row"
-    [response] = results
     assert response.status_code == 409, response.content
     assert GGConfiguration.objects.filter(pk=configuration.pk).exists()
 
@@ -354,19 +334,15 @@ def test_a_combination_created_while_its_configuration_is_deleted_is_refused(
             release.wait(30)
             GGConfiguration.objects.filter(pk=configuration.pk).delete()
 
-    deleter, _, deleted_results = in_thread(delete_configuration)
+    deleter = Background(delete_configuration)
     assert held.wait(10)
     body = {"kind": "gg", "configuration": configuration.pk, "bindings": {"solo": "m"}}
-    creator, finished, results = in_thread(
-        lambda: outsider_api.post("/api/combinations/", body, format="json")
-    )
-    finished.wait(1)
+    creator = Background(lambda: outsider_api.post("/api/combinations/", body, format="json"))
+    creator.finished(1)
     release.set()
     deleter.join()
-    creator.join()
+    response = creator.join()
 
-    assert deleted_results == [None]
-    [response] = results
     assert response.status_code == 400, response.content
     assert "configuration" in response.json()["errors"]
     assert not Combination.objects.filter(configuration_id=configuration.pk).exists()

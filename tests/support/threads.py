@@ -40,22 +40,28 @@ def succeeded(results: list) -> list:
 
 
 class Background:
-    """``work()`` running in a thread of its own; ``join`` waits for it and raises what it
-    raised."""
+    """``work()`` running in a thread of its own; ``finished`` tells whether it returned within
+    a while, ``join`` waits for it and raises what it raised."""
 
     def __init__(self, work: Callable[[], Any]):
         self.result: Any = None
         self.error: BaseException | None = None
+        self.done = threading.Event()
         self.thread = threading.Thread(target=self._body, args=(work,), daemon=True)
         self.thread.start()
 
     def _body(self, work: Callable[[], Any]) -> None:
         try:
             self.result = work()
+            self.done.set()
         except BaseException as exc:  # noqa: BLE001 - raised again by join
             self.error = exc
         finally:
             connections.close_all()
+
+    def finished(self, timeout: float) -> bool:
+        """Whether the work returned within ``timeout`` seconds (an error is not returning)."""
+        return self.done.wait(timeout)
 
     def join(self, timeout: float = 30) -> Any:
         self.thread.join(timeout)
