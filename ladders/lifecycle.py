@@ -1,7 +1,8 @@
 """What the ladder engine announces about a dispatch's life, for the apps above it (history,
 notifications). Every signal is sent inside the transaction that made the change, so what a
 receiver writes commits or rolls back with it; a receiver never does slow work there (it records,
-and a task does the rest).
+and a task does the rest). Their consumers, in the order they run, are declared in
+``loopweb.pipeline.consumers``, which connects them.
 
 ``by`` is the user who pressed the button (``None`` for the engine itself or a script).
 """

@@ -1,7 +1,8 @@
 """How ladders follow the run substrate's hooks. The subscribers lock (a dispatch and climber
 row before a job is ended), enqueue launch passes, publish a completed run a dispatch launched,
 and cancel a retry its stopped dispatch (or its slot, decided early) no longer wants; none
-computes a standing. docs/architecture.md lists every hook's receivers in order."""
+computes a standing. ``loopweb.pipeline.consumers`` connects them, each in its declared place
+among a hook's consumers."""
 
 from django.db import connection
 from django.db.models import Q
@@ -117,6 +118,9 @@ def on_catalog_changed(sender, **kwargs) -> None:
 
 
 def on_jobs_ended(sender, jobs, **kwargs) -> None:
+    """Jobs ended, however (a push, a failure, a cancel, a lease expired): feed the dispatches
+    holding their cells. A push feeds them here when it ended its attempt for good
+    (``ended_its_attempt``), and through ``on_run_pushed`` when it did not."""
     feed_dispatches({job.cell_key for job in jobs})
 
 
@@ -132,20 +136,25 @@ def publish_on_completion(sender, run, **kwargs) -> None:
         run.published = True
 
 
+def ended_its_attempt(run, created: bool) -> bool:
+    """Whether the push that stored ``run`` ended its job's attempt, so the substrate announced
+    that end (``retry_enqueued`` or ``jobs_ended``) before ``run_pushed``: a new run of a job
+    that was still in flight. (A new run of a job cancelled earlier ended nothing.)"""
+    return created and run.job is not None and run.job.status != "canceled"
+
+
 def on_run_pushed(sender, run, created, **kwargs) -> None:
+    """Publish a re-pushed completed run (a new one was published before it was saved, by
+    ``publish_on_completion``). Feed the dispatches for a push whose end of its attempt did not:
+    a run without a job, a re-push, a run for a job cancelled earlier; never for a retried
+    attempt, whose run does not count."""
     if not created and not run.published:
         publish_on_completion(sender, run)
         if run.published:
             type(run).objects.filter(pk=run.pk).update(published=True)
-    # A push that ended its job fed the dispatches through ``jobs_ended`` already, and a failed
-    # attempt that enqueued a retry feeds nothing. A run without a job, a re-push, and a run for
-    # a job cancelled earlier feed them here.
-    job = run.job
-    if job is not None and job.retry_id is not None:
-        return
-    if created and job is not None and job.status != "canceled":
-        return
-    feed_dispatches({run.cell_key})
+    retried = run.job is not None and run.job.retry_id is not None
+    if not ended_its_attempt(run, created) and not retried:
+        feed_dispatches({run.cell_key})
 
 
 def visible_through_ladders(user) -> Q:

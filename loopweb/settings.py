@@ -111,6 +111,8 @@ INSTALLED_APPS = [
     "loopweb.history",
     "loopweb.ops",
     "loopweb.reviewing",
+    # Connects every hook's consumers in the order it declares (loopweb.pipeline.consumers).
+    "loopweb.pipeline",
 ]
 
 MIDDLEWARE = [

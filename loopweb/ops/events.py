@@ -178,11 +178,10 @@ def on_task_finished(sender, task_result, **kwargs) -> None:
 
 
 def connect() -> None:
+    """Django's signals these lines follow. The consumers of the substrate's hooks above
+    (``on_jobs_ended``, ``on_retry_enqueued``, ``on_run_pushed``) are connected, in order, by
+    loopweb.pipeline.consumers."""
     from ladders.models import Dispatch
-    from loopweb.runs import hooks
 
     post_save.connect(on_dispatch_saved, sender=Dispatch, dispatch_uid="ops-events")
-    hooks.jobs_ended.connect(on_jobs_ended, dispatch_uid="ops-events")
-    hooks.retry_enqueued.connect(on_retry_enqueued, dispatch_uid="ops-events")
-    hooks.run_pushed.connect(on_run_pushed, dispatch_uid="ops-events")
     task_finished.connect(on_task_finished, dispatch_uid="ops-events")

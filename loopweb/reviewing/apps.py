@@ -5,10 +5,5 @@ class ReviewingConfig(AppConfig):
     name = "loopweb.reviewing"
     label = "reviewing"
     verbose_name = "Reviewing"
-
-    def ready(self):
-        from loopweb.reviewing import receivers
-        from loopweb.runs import hooks
-
-        hooks.run_pushed.connect(receivers.on_run_pushed, dispatch_uid="reviewing.run_pushed")
-        hooks.run_reviewed.connect(receivers.on_run_reviewed, dispatch_uid="reviewing.run_reviewed")
+    # Its consumers of the substrate's hooks (loopweb.reviewing.receivers) are connected, in
+    # order, by loopweb.pipeline.consumers.

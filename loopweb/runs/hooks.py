@@ -1,7 +1,11 @@
 """The run substrate's hooks: the Django signals it sends, for the apps above it to subscribe to.
 ("Signals" alone names the domain app ``signals_app``.) Every hook is sent inside the
 transaction that made the change, so a subscriber's writes (and the tasks it enqueues) commit or
-roll back with it. docs/architecture.md lists each hook's receivers in order.
+roll back with it.
+
+The substrate names no consumer. Each hook's consumers, in the order they run and with the locks
+each takes, are declared in one place above every app, ``loopweb.pipeline.consumers`` (``HOOKS``;
+a push step by step is its ``PUSH``), which connects them; no app connects a hook itself.
 """
 
 from django.dispatch import Signal

@@ -393,6 +393,9 @@ def push_run(
 
     A second push for a job that already has its run rewrites that run (a driver retrying its
     own call must not create a second run). Returns (run, created).
+
+    The whole transaction, step by step with each hook's consumers in order and the locks each
+    takes: ``loopweb.pipeline.consumers.PUSH``.
     """
     report = Report(outcome, record, finished_at, commit, merge_artifact)
     with transaction.atomic():

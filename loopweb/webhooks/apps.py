@@ -10,21 +10,10 @@ class WebhooksConfig(AppConfig):
         from django.db.models.signals import post_save
 
         from evalsets.models import AdvisoryFlag, OutcomeResult, RevertDraft
-        from ladders import lifecycle
         from loopweb.webhooks import receivers
 
-        lifecycle.dispatch_started.connect(
-            receivers.dispatch_started, dispatch_uid="webhooks.dispatch_started"
-        )
-        lifecycle.dispatch_ended.connect(
-            receivers.dispatch_ended, dispatch_uid="webhooks.dispatch_ended"
-        )
-        lifecycle.climbers_blocked.connect(
-            receivers.climbers_blocked, dispatch_uid="webhooks.climbers_blocked"
-        )
-        lifecycle.dispatch_needs_attention.connect(
-            receivers.dispatch_needs_attention, dispatch_uid="webhooks.dispatch_needs_attention"
-        )
+        # Its consumers of the ladder engine's hooks are connected, in order, by
+        # loopweb.pipeline.consumers; here, the saves of evalsets' rows it announces.
         post_save.connect(
             receivers.revert_draft_saved, sender=RevertDraft, dispatch_uid="webhooks.regressed"
         )
