@@ -28,7 +28,7 @@ from evalsets.models import (
     RevertDraft,
 )
 from evalsets.policy import HIGH_WATER, Policy, parse_policy
-from loopweb.faults import database_lost
+from loopweb.database_lost import database_lost
 from loopweb.runs.checks import Invalid
 from loopweb.runs.errors import Conflict
 from loopweb.tasking import enqueue

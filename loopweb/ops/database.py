@@ -1,5 +1,5 @@
-"""Waiting for a lost database to come back (``loopweb.faults`` tells a lost database from a
-failing statement)."""
+"""Waiting for a lost database to come back (``loopweb.database_lost`` tells a lost database
+from a failing statement)."""
 
 from __future__ import annotations
 

@@ -8,8 +8,8 @@ from django.core.signals import got_request_exception
 from django.http import HttpResponse, JsonResponse
 
 from loopweb import telemetry
+from loopweb.database_lost import database_lost
 from loopweb.driver.outage import Outage
-from loopweb.faults import database_lost
 from loopweb.ops.database import summary
 
 log = logging.getLogger("loopweb.ops")

@@ -38,7 +38,7 @@ from django_tasks_db.compat import TaskContext
 from django_tasks_db.management.commands.db_worker import Worker
 from django_tasks_db.models import DBTaskResult
 
-from loopweb.faults import database_lost
+from loopweb.database_lost import database_lost
 from loopweb.ops import chores
 from loopweb.ops.database import summary, wait_until_reachable
 from loopweb.ops.models import WorkerProcess

@@ -9,7 +9,7 @@ import pytest
 from django.db import OperationalError, connection
 from django.test import Client, override_settings
 
-from loopweb.faults import database_lost
+from loopweb.database_lost import database_lost
 
 pytestmark = pytest.mark.django_db
 
