@@ -24,14 +24,9 @@ from tests.ladders.builders import (
     work,
 )
 from tests.runs.helpers import hand_job, outside_run
+from tests.support.ladders import start
 
 SLOT_STATUSES = {"running", "blocked", "passed", "failed", "pending", "skipped"}
-
-
-def start(owner, steps, combos, **overrides):
-    ladder = make_ladder(owner, steps, combos, **overrides)
-    services.start_dispatch(ladder=ladder)
-    return ladder
 
 
 def board(api, ladder) -> dict:
@@ -396,8 +391,7 @@ def test_the_summary_counts_the_rungs_its_slot_counts_come_from(owner, owner_api
     """GET /ladders/summary reports the dispatch's rungs (those its slots and runs were counted
     over) beside the configuration's own, which an edit after the Run may have changed."""
     steps = versions(3)
-    ladder = make_ladder(owner, steps[:2], climbers(2))
-    services.start_dispatch(ladder=ladder)
+    ladder = start(owner, steps[:2], climbers(2))
     config = owner_api.get(f"/api/ladders/{ladder.pk}/").json()
     config["rungs"].append({"case": steps[2].case.slug, "version": "1", "variant": "default"})
     assert owner_api.put(f"/api/ladders/{ladder.pk}/", config, format="json").status_code == 200

@@ -17,12 +17,7 @@ from tests.ladders.builders import (
     work,
 )
 from tests.runs.helpers import at, outside_run
-
-
-def start(owner, steps, combos, **overrides):
-    ladder = make_ladder(owner, steps, combos, **overrides)
-    services.start_dispatch(ladder=ladder)
-    return ladder
+from tests.support.ladders import start
 
 
 def queue(api, ladder) -> list[dict]:
