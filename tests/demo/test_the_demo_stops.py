@@ -9,8 +9,7 @@ import urllib.request
 
 import pytest
 
-from tests.ops.processes import BASE_DIR, Process, env, wait_until
-from tests.ops.proxy import _free_port
+from tests.support.processes import BASE_DIR, Process, env, free_port, wait_until
 
 pytestmark = pytest.mark.xdist_group("live")
 
@@ -36,7 +35,7 @@ def group_alive(pgid: int) -> bool:
 
 
 def test_ctrl_c_stops_the_demo_within_five_seconds_mid_climb(tmp_path):
-    port = _free_port()
+    port = free_port()
     environment = env(
         DATABASE_URL=f"sqlite:///{tmp_path / 'demo.sqlite3'}", PORT=str(port), SPEED="8"
     )

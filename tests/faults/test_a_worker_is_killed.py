@@ -9,7 +9,6 @@ the task. Passes are idempotent: the rung is launched exactly once.
 """
 
 import io
-import os
 import signal
 import threading
 
@@ -23,8 +22,8 @@ from ladders import services
 from ladders.models import DispatchClimber
 from ladders.tasks import launch_pass
 from loopweb.runs.models import Job, Run
-from tests.faults import processes
 from tests.ladders.builders import climbers, dispatch_of, make_ladder, outside, versions
+from tests.support import processes
 
 # PostgreSQL: the worker is killed while it waits on a row lock the test holds.
 pytestmark = [
@@ -79,25 +78,25 @@ class HeldRow(threading.Thread):
         self.join(10)
 
 
-def start_worker(worker_id: str):
-    return processes.start(
+def start_worker(worker_id: str) -> processes.Process:
+    return processes.Process.manage(
         "db_worker", "--batch", "--no-reload", "--interval", "0", "--no-startup-delay",
-        "--worker-id", worker_id,
+        "--worker-id", worker_id, "--skip-checks",
     )  # fmt: skip
 
 
-def kill(worker, backend: int) -> None:
-    os.kill(worker.pid, signal.SIGKILL)
-    worker.wait(10)
+def kill(worker: processes.Process, backend: int) -> None:
+    worker.signal(signal.SIGKILL)
+    worker.stop(10)
     processes.terminate_backend(backend)
 
 
 def restart_and_retry() -> None:
     """What a restarted worker does: the start-up passes, then the queue."""
-    out = processes.run("launch_passes")
+    out = processes.run("launch_passes", "--skip-checks")
     assert "ran launch passes for 1 running dispatch" in out
     processes.run("db_worker", "--batch", "--no-reload", "--interval", "0", "--no-startup-delay",
-                  "--worker-id", "reborn")  # fmt: skip
+                  "--worker-id", "reborn", "--skip-checks")  # fmt: skip
 
 
 def ladder_jobs(ladder):

@@ -4,7 +4,6 @@ queued in the database, where the test runs them as the worker would (``run_queu
 
 import json
 import os
-import socket
 import subprocess
 import sys
 import time
@@ -13,23 +12,11 @@ import urllib.request
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from pathlib import Path
 
 import pytest
 from django.db import connection
 
-ROOT = Path(__file__).resolve().parents[2]
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-def database_url() -> str:
-    db = connection.settings_dict
-    return f"postgres://{db['USER']}@{db['HOST'] or '127.0.0.1'}:{db['PORT'] or 5432}/{db['NAME']}"
+from tests.support.processes import BASE_DIR, database_url, free_port
 
 
 @dataclass(frozen=True)
@@ -55,7 +42,7 @@ class Server:
         }
         self.process = subprocess.Popen(
             [sys.executable, "manage.py", "runserver", f"127.0.0.1:{self.port}", "--noreload"],
-            cwd=ROOT,
+            cwd=BASE_DIR,
             env=env,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,

@@ -8,11 +8,13 @@ import contextlib
 import socket
 import threading
 
+from tests.support.processes import free_port
+
 
 class Proxy:
     def __init__(self, upstream: tuple[str, int]):
         self.upstream = upstream
-        self.port = _free_port()
+        self.port = free_port()
         self._lock = threading.Lock()
         self._pairs: list[tuple[socket.socket, socket.socket]] = []
         self._listener: socket.socket | None = None
@@ -88,9 +90,3 @@ def _close(sock: socket.socket) -> None:
     with contextlib.suppress(OSError):
         sock.shutdown(socket.SHUT_RDWR)
     sock.close()
-
-
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]

@@ -4,22 +4,15 @@ address."""
 
 import json
 import os
-import socket
 import urllib.request
 from pathlib import Path
 
 import pytest
 
 from loopweb.runs.models import ApiToken
-from tests.ops.processes import Process, wait_until
+from tests.support.processes import Process, free_port, wait_until
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.postgres]
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
 
 
 def answers(url: str) -> bool:

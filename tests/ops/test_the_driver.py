@@ -17,7 +17,7 @@ from loopweb.driver import Driver, DriverError
 from loopweb.runs.models import ApiToken, Job, Run
 from tests.factories import UserFactory
 from tests.ladders.builders import climbers, dispatch_of, make_ladder, versions
-from tests.ops.processes import Process, env, wait_until
+from tests.support.processes import Process, env, wait_until
 
 
 class Flaky(BaseHTTPRequestHandler):

@@ -15,7 +15,7 @@ from django.db import connection
 from psycopg_pool import ConnectionPool
 
 from loopweb.ops import pool as checks
-from tests.ops.processes import BASE_DIR
+from tests.support.processes import BASE_DIR
 
 pytestmark = [pytest.mark.postgres, pytest.mark.django_db]
 

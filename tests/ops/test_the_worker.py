@@ -21,8 +21,8 @@ from loopweb.ops.models import Chore, WorkerProcess
 from loopweb.runs.models import Job, Run
 from tests.faults.test_a_worker_is_killed import HeldRow
 from tests.ladders.builders import climbers, dispatch_of, make_ladder, outside, versions
-from tests.ops.processes import BASE_DIR, Process, env, url_through, wait_until
 from tests.ops.proxy import Proxy
+from tests.support.processes import BASE_DIR, Process, env, url_through, wait_until
 from tests.support.threads import succeeded, together
 
 pytestmark = [pytest.mark.django_db(transaction=True)]

@@ -39,9 +39,7 @@ from loopweb.runs.models import (
     ProviderBudget,
     Role,
 )
-from tests.faults.processes import watcher
-from tests.ops.processes import BASE_DIR, Process, env, wait_until
-from tests.ops.proxy import _free_port
+from tests.support.processes import BASE_DIR, Process, env, free_port, wait_until, watcher
 
 CHECKLIST = [
     {"id": "boots", "text": "The game starts", "critical": True},
@@ -191,7 +189,7 @@ class Shape:
     METRICS_TOKEN = "scale-metrics-token"
 
     def __init__(self, size: Size, lease: int, database_url: str | None = None):
-        self.port = _free_port()
+        self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.process = Process(
             [str(BASE_DIR / "scripts" / "serve")],
@@ -331,7 +329,7 @@ class PgBouncer:
     def __init__(self):
         self.folder = Path(tempfile.mkdtemp(prefix="loopweb-pgbouncer-"))
         self.folder.chmod(0o755)  # pgbouncer runs as postgres, and reads its files
-        self.port = _free_port()
+        self.port = free_port()
         db = connection.settings_dict
         users = self.folder / "users.txt"
         users.write_text(f'"{db.get("USER") or "postgres"}" ""\n')

@@ -27,9 +27,9 @@ import pytest
 from ladders.models import Ladder
 from ladders.selectors import ladder_progress
 from loopweb.runs.models import ApiToken, Job, Run
-from tests.ops.processes import BASE_DIR, wait_until
 from tests.scale import harness
 from tests.scale.standing import actual_standing, expected_standing
+from tests.support.processes import BASE_DIR, wait_until
 
 FULL = os.environ.get("LOOPWEB_SCALE") == "full"
 SIZE = harness.FULL if FULL else harness.SMOKE

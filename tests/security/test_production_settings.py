@@ -11,7 +11,7 @@ import sys
 
 import pytest
 
-from tests.faults.processes import BASE_DIR, database_url
+from tests.support.processes import BASE_DIR, database_url
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
