@@ -29,11 +29,70 @@ FUNCTION = "loopweb_budget_claim"
 STARTED = "loopweb_budget_started"
 FREE = "loopweb_budget_place_free"
 RESET = "loopweb_budget_places_reset"
+CANDIDATES = "loopweb_budget_candidates"
 
 _FLYING = ", ".join(f"'{status.value}'" for status in IN_FLIGHT[1:])
 
+# A shard's starts of the rolling minute are below its share of the cap ``minute``. Written into
+# the claim's statement (not a call of ``STARTED``): PL/pgSQL keeps its plan, where a call of a
+# SQL function is planned again at each statement.
+_SHARD_HAS_ROOM = f"""(
+    SELECT COALESCE(sum(s.n::integer), 0) FROM jsonb_each_text(p.starts) AS s(second, n)
+    WHERE s.second::bigint >= p_second - {WINDOW}
+) < minute / {MINUTE_SHARDS} + CASE WHEN p.place < minute % {MINUTE_SHARDS} THEN 1 ELSE 0 END"""
+
+_GROUP = "COALESCE(combination_id, 0)"
+
+# Where a claim found no place of a budget: whether any of its budgets has no places laid out
+# (new, changed or enabled again), which the caller lays out before calling again. Looked for
+# only then, not at every claim; and only while the call has taken nothing (a place it took for
+# an earlier job is written already, and that job is leased at the end).
+_UNPLACED = """IF cardinality(chosen) = 0 THEN
+                    SELECT array_agg(x.id ORDER BY x.id) INTO unplaced FROM (
+                        SELECT (e->>'id')::bigint AS id, e->>'cap' AS cap
+                        FROM jsonb_array_elements(p_budgets) AS e
+                    ) AS x
+                    WHERE x.cap IS NOT NULL AND NOT EXISTS (
+                        SELECT 1 FROM runs_budgetplace WHERE budget_id = x.id AND kind = 0
+                    ) OR NOT EXISTS (
+                        SELECT 1 FROM runs_budgetplace WHERE budget_id = x.id AND kind = 1);
+                    IF unplaced IS NOT NULL THEN
+                        RETURN ARRAY[-2] || unplaced;  -- these have no places yet
+                    END IF;
+                END IF;"""
+
 # Only the constants above are formatted in.
 INSTALL = [
+    # The candidates a claim orders (``loopweb.runs.claim``): the oldest ``p_limit`` queued jobs
+    # of each origin and combination, oldest first, by a skip scan of job_queued_by_origin (each
+    # (origin, combination) is two index probes, however many jobs it has queued). A function so
+    # that its plan is kept by the connection, not made again at every claim; the cell comes as
+    # text, read once per distinct cell by the caller.
+    f"""
+CREATE OR REPLACE FUNCTION {CANDIDATES}(p_limit integer)
+RETURNS TABLE (job_id bigint, job_origin text, job_combination bigint, job_cell text)
+LANGUAGE plpgsql STABLE AS $$
+BEGIN
+    RETURN QUERY
+    WITH RECURSIVE groups (origin, combination) AS (
+        (SELECT j.origin, {_GROUP} FROM runs_job AS j WHERE j.status = 'queued'
+         ORDER BY j.origin, {_GROUP} LIMIT 1)
+        UNION ALL
+        SELECT next.origin, next.combination FROM groups, LATERAL (
+            SELECT j.origin, {_GROUP} AS combination FROM runs_job AS j
+            WHERE j.status = 'queued'
+              AND (j.origin, {_GROUP}) > (groups.origin, groups.combination)
+            ORDER BY j.origin, {_GROUP} LIMIT 1
+        ) AS next
+    )
+    SELECT job.id, job.origin::text, job.combination_id, job.combination_cell::text
+    FROM groups, LATERAL (
+        SELECT j.id, j.origin, j.combination_id, j.combination_cell FROM runs_job AS j
+        WHERE j.status = 'queued' AND j.origin = groups.origin AND {_GROUP} = groups.combination
+        ORDER BY j.origin, {_GROUP}, j.id LIMIT p_limit
+    ) AS job
+    ORDER BY job.id;
+END $$""",
     f"""
 CREATE OR REPLACE FUNCTION {STARTED}(p_starts jsonb, p_since bigint) RETURNS integer
 LANGUAGE sql IMMUTABLE AS $$
@@ -44,7 +103,11 @@ $$""",
 CREATE OR REPLACE FUNCTION {FUNCTION}(
     p_driver bigint, p_limit integer, p_now timestamptz, p_expires timestamptz,
     p_second bigint, p_clock double precision, p_budgets jsonb, p_candidates jsonb
-) RETURNS bigint[] LANGUAGE plpgsql VOLATILE AS $$
+) RETURNS bigint[] LANGUAGE plpgsql VOLATILE
+-- Generic plans, and the queued status compared with a variable: a candidate's job is found by
+-- its primary key, never by reading every queued job through a partial index whose row estimate
+-- lags a queue that fills and empties within seconds.
+SET plan_cache_mode = force_generic_plan AS $$
 DECLARE
     caps jsonb := '{{}}';
     budget jsonb;
@@ -62,19 +125,11 @@ DECLARE
     chosen bigint[] := '{{}}';
     ids bigint[];
     pos bigint := 0;
+    queued_ text := 'queued';
+    unplaced bigint[];
 BEGIN
-    FOR budget IN SELECT * FROM jsonb_array_elements(p_budgets) LOOP
-        b := (budget->>'id')::bigint;
-        caps := caps || jsonb_build_object(b::text, budget);
-        IF budget->>'cap' IS NOT NULL AND NOT EXISTS (
-            SELECT 1 FROM runs_budgetplace WHERE budget_id = b AND kind = 0
-        ) OR NOT EXISTS (SELECT 1 FROM runs_budgetplace WHERE budget_id = b AND kind = 1) THEN
-            full_ := full_ || b;
-        END IF;
-    END LOOP;
-    IF cardinality(full_) > 0 THEN
-        RETURN ARRAY[-2] || full_;  -- these have no places yet
-    END IF;
+    SELECT COALESCE(jsonb_object_agg(x->>'id', x), '{{}}') INTO caps
+    FROM jsonb_array_elements(p_budgets) AS x;
     SELECT array_agg((c->>'id')::bigint ORDER BY n) INTO ids
     FROM jsonb_array_elements(p_candidates) WITH ORDINALITY AS x(c, n);
     LOOP
@@ -83,9 +138,9 @@ BEGIN
         -- budget found full in this call: one statement, however many were taken meanwhile.
         SELECT x.n, j.id INTO pos, job
         FROM unnest(ids) WITH ORDINALITY AS x(id, n) JOIN runs_job AS j ON j.id = x.id
-        WHERE x.n > pos AND j.status = 'queued' AND NOT (ARRAY(
+        WHERE x.n > pos AND j.status = queued_ AND (cardinality(full_) = 0 OR NOT (ARRAY(
             SELECT m::bigint FROM jsonb_array_elements_text(
-                p_candidates->(x.n::integer - 1)->'budgets') AS m) && full_)
+                p_candidates->(x.n::integer - 1)->'budgets') AS m) && full_))
         ORDER BY x.n LIMIT 1 FOR UPDATE OF j SKIP LOCKED;
         EXIT WHEN NOT FOUND;
         candidate := p_candidates->(pos::integer - 1);
@@ -107,6 +162,7 @@ BEGIN
                         AND q.job_id IS NOT NULL)
                 ORDER BY p.place LIMIT 1 FOR UPDATE SKIP LOCKED;
                 IF NOT FOUND THEN
+                    {_UNPLACED}
                     fits := false;
                     full_ := full_ || b;
                     EXIT;
@@ -115,19 +171,16 @@ BEGIN
             END IF;
             -- A shard of the rolling minute records the start (within its share of a cap).
             SELECT p.id INTO found_place FROM runs_budgetplace AS p
-            WHERE p.budget_id = b AND p.kind = 1 AND (minute IS NULL
-                OR {STARTED}(p.starts, p_second - {WINDOW}) < minute / {MINUTE_SHARDS}
-                    + CASE WHEN p.place < minute % {MINUTE_SHARDS} THEN 1 ELSE 0 END)
+            WHERE p.budget_id = b AND p.kind = 1 AND (minute IS NULL OR {_SHARD_HAS_ROOM})
             ORDER BY p.place LIMIT 1 FOR UPDATE SKIP LOCKED;
             IF NOT FOUND THEN
                 -- Every shard with room is being taken by other claims: wait for one.
                 SELECT p.id INTO found_place FROM runs_budgetplace AS p
-                WHERE p.budget_id = b AND p.kind = 1 AND (minute IS NULL
-                    OR {STARTED}(p.starts, p_second - {WINDOW}) < minute / {MINUTE_SHARDS}
-                        + CASE WHEN p.place < minute % {MINUTE_SHARDS} THEN 1 ELSE 0 END)
+                WHERE p.budget_id = b AND p.kind = 1 AND (minute IS NULL OR {_SHARD_HAS_ROOM})
                 ORDER BY p.place LIMIT 1 FOR UPDATE;
             END IF;
             IF NOT FOUND THEN
+                {_UNPLACED}
                 fits := false;
                 full_ := full_ || b;
                 EXIT;
@@ -201,6 +254,7 @@ EXECUTE FUNCTION {RESET}()""",
 ]
 
 REMOVE = [
+    f"DROP FUNCTION IF EXISTS {CANDIDATES}(integer)",
     f"DROP TRIGGER IF EXISTS {RESET}_update ON runs_providerbudget",
     f"DROP FUNCTION IF EXISTS {RESET}()",
     f"DROP TRIGGER IF EXISTS {FREE}_update ON runs_job",

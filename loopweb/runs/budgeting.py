@@ -31,11 +31,19 @@ SETTINGS = ("provider", "model", "max_in_flight", "per_minute", "enabled")
 
 class BudgetsOf:
     """The budgets a job is under, by its combination cell (``rules.targets``), with the
-    providers of the gg models among ``cells`` read from the catalog in one query."""
+    providers of the gg models among ``cells`` read from the catalog in one query. A cell given
+    as JSON text is read once per distinct text (a claim's candidates share a few cells)."""
 
     def __init__(self, budgets: list[ProviderBudget], cells: Iterable[Any]):
         self.budgets = budgets
-        names = {name for cell in cells for name in rules.gg_models(_cell(cell))}
+        names: set[str] = set()
+        texts: set[str] = set()
+        for cell in cells:
+            if isinstance(cell, str):
+                if cell in texts:
+                    continue
+                texts.add(cell)
+            names.update(rules.gg_models(_cell(cell)))
         self.providers = (
             dict(ModelEntry.objects.filter(name__in=names).values_list("name", "provider"))
             if names and budgets
@@ -44,11 +52,10 @@ class BudgetsOf:
         self._seen: dict[str, frozenset] = {}
 
     def __call__(self, cell: Any) -> frozenset:
-        cell = _cell(cell)
-        key = json.dumps(cell, sort_keys=True)
+        key = cell if isinstance(cell, str) else json.dumps(_cell(cell), sort_keys=True)
         found = self._seen.get(key)
         if found is None:
-            found = rules.budgets_of(self.budgets, rules.targets(cell, self.providers))
+            found = rules.budgets_of(self.budgets, rules.targets(_cell(cell), self.providers))
             self._seen[key] = found
         return found
 

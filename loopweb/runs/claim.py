@@ -6,9 +6,10 @@ combination, which the reply shows. The rows are turned into instances as the OR
 (``loopweb.runs.rows``). (A dispatch's hold on the cells its slots read is another thing:
 ``ladders.models.DispatchCell``.)
 
-With provider budgets enabled (``ProviderBudget``, rules in ``loopweb.runs.budgets``), on
-PostgreSQL a claim reads the queued candidates unlocked, orders them, and one function call takes
-each job together with a free place of each budget it is under, with ``SKIP LOCKED``
+On PostgreSQL a claim reads the enabled provider budgets (``ProviderBudget``, rules in
+``loopweb.runs.budgets``) in a statement written once, which with budgets enabled brings the
+queued candidates too, unlocked. It orders them, and one function call takes each job together
+with a free place of each budget it is under, with ``SKIP LOCKED``
 (``loopweb.runs.budget_claim_sql``): a budget has as many places as it allows in flight, so
 claims never count jobs in flight nor wait on one another. On SQLite (one writer at a time) a
 claim locks the enabled budgets' rows, counts their jobs in flight, picks what fits and leases
@@ -34,6 +35,19 @@ from loopweb.runs.rows import Columns
 def lease_queued(*, driver_id: int, limit: int, now: datetime, expires: datetime) -> list[Job]:
     """Lease up to ``limit`` queued jobs to the driver until ``expires``: oldest first, within
     the enabled provider budgets."""
+    if connection.vendor == "postgresql":
+        # The enabled budgets and, where there are any, the candidates, in one statement.
+        budgets, queued = _budgets_and_candidates(limit + SPREAD)
+        if budgets:
+            return _lease_under_budgets_in_one_call(
+                driver_id=driver_id,
+                limit=limit,
+                now=now,
+                expires=expires,
+                budgets=budgets,
+                queued=queued,
+            )
+        return _lease(driver_id=driver_id, limit=limit, now=now, expires=expires)
     budgets = list(ProviderBudget.objects.filter(enabled=True).order_by("pk"))
     if budgets:
         return _lease_under_budgets(
@@ -143,11 +157,7 @@ _RETRY_OF = Job.retry_of.related
 def _lease_under_budgets(
     *, driver_id: int, limit: int, now: datetime, expires: datetime, budgets: list[ProviderBudget]
 ) -> list[Job]:
-    if connection.vendor == "postgresql":
-        return _lease_under_budgets_in_one_call(
-            driver_id=driver_id, limit=limit, now=now, expires=expires, budgets=budgets
-        )
-    # SQLite: one writer at a time (its transactions take the write lock as they begin).
+    """SQLite: one writer at a time (its transactions take the write lock as they begin)."""
     with transaction.atomic():
         # Lock the enabled budgets: a claim counting a budget's jobs in flight while another
         # claim's lease of one is uncommitted would start one past the cap.
@@ -188,54 +198,60 @@ def _lease_under_budgets(
 
 
 def _candidates(limit: int) -> list[tuple[int, str, int | None, Any]]:
-    """The oldest ``limit`` queued jobs of each origin and combination, oldest first: (id,
-    origin, combination id, combination cell). A full budget's backlog never hides what comes
-    after it."""
-    if connection.vendor != "postgresql":
-        return list(
-            Job.objects.filter(status=JobStatus.QUEUED)
-            .annotate(
-                rank=Window(
-                    RowNumber(),
-                    partition_by=[F("origin"), F("combination_id")],
-                    order_by=F("id").asc(),
-                )
+    """SQLite: the oldest ``limit`` queued jobs of each origin and combination, oldest first:
+    (id, origin, combination id, combination cell). A full budget's backlog never hides what
+    comes after it. (PostgreSQL reads them with the budgets: ``_budgets_and_candidates``.)"""
+    return list(
+        Job.objects.filter(status=JobStatus.QUEUED)
+        .annotate(
+            rank=Window(
+                RowNumber(),
+                partition_by=[F("origin"), F("combination_id")],
+                order_by=F("id").asc(),
             )
-            .filter(rank__lte=limit)
-            .order_by("id")
-            .values_list("id", "origin", "combination_id", "combination_cell")
         )
-    # A skip scan of job_queued_by_origin: each (origin, combination) is two index probes,
-    # however many jobs it has queued.
+        .filter(rank__lte=limit)
+        .order_by("id")
+        .values_list("id", "origin", "combination_id", "combination_cell")
+    )
+
+
+def _budgets_and_candidates(
+    limit: int,
+) -> tuple[list[ProviderBudget], list[tuple[int, str, int | None, str]]]:
+    """PostgreSQL: the enabled budgets, and where there are any, the oldest ``limit`` queued
+    jobs of each origin and combination, oldest first (id, origin, combination id, combination
+    cell as JSON text: ``budgeting.BudgetsOf`` reads each distinct one once), in one statement.
+    With no budget enabled it returns no row, and the candidates are not read."""
+    read = _budgets_read(connection.alias)
     with connection.cursor() as cursor:
-        cursor.execute(_CANDIDATES, [limit])
+        cursor.execute(read.sql, [limit])
         rows = cursor.fetchall()
-    return [(job_id, origin, cid, _json_of(cell)) for job_id, origin, cid, cell in rows]
+    budgets = [read.budgets.instance(row, connection) for row in rows]
+    queued = rows[0][-1] if rows else None
+    return budgets, [tuple(candidate) for candidate in queued or ()]
 
 
-def _json_of(value: Any) -> Any:
-    return json.loads(value) if isinstance(value, str) else value
+@dataclass(frozen=True)
+class _BudgetsRead:
+    sql: str
+    budgets: Columns[ProviderBudget]
 
 
-_GROUP = "COALESCE(combination_id, 0)"
-_CANDIDATES = f"""
-WITH RECURSIVE groups (origin, combination) AS (
-    (SELECT origin, {_GROUP} FROM runs_job WHERE status = 'queued'
-     ORDER BY origin, {_GROUP} LIMIT 1)
-    UNION ALL
-    SELECT next.origin, next.combination FROM groups, LATERAL (
-        SELECT origin, {_GROUP} AS combination FROM runs_job
-        WHERE status = 'queued' AND (origin, {_GROUP}) > (groups.origin, groups.combination)
-        ORDER BY origin, {_GROUP} LIMIT 1
-    ) AS next
-)
-SELECT job.id, job.origin, job.combination_id, job.combination_cell FROM groups, LATERAL (
-    SELECT id, origin, combination_id, combination_cell FROM runs_job
-    WHERE status = 'queued' AND origin = groups.origin AND {_GROUP} = groups.combination
-    ORDER BY origin, {_GROUP}, id LIMIT %s
-) AS job
-ORDER BY job.id
-"""  # noqa: S608 - no value is formatted in
+@functools.cache
+def _budgets_read(alias: str) -> _BudgetsRead:
+    connection = connections[alias]
+    budgets = Columns(ProviderBudget, connection)
+    table = connection.ops.quote_name(ProviderBudget._meta.db_table)
+    pk = budgets.column[ProviderBudget._meta.pk.name]
+    # The candidates on the first row alone: a subquery of no row's values, run once at most.
+    return _BudgetsRead(
+        f"SELECT {', '.join(budgets.plain)}, CASE WHEN row_number() OVER (ORDER BY {pk}) = 1"  # noqa: S608
+        " THEN (SELECT json_agg(json_build_array(job_id, job_origin, job_combination, job_cell)"
+        f" ORDER BY job_id) FROM {budget_claim_sql.CANDIDATES}(%s)) END"
+        f" FROM {table} WHERE {budgets.column['enabled']} ORDER BY {pk}",
+        budgets,
+    )
 
 
 #: Candidates read past a claim's own ``max`` of each origin and combination under budgets on
@@ -244,19 +260,24 @@ SPREAD = 32
 
 
 def _lease_under_budgets_in_one_call(
-    *, driver_id: int, limit: int, now: datetime, expires: datetime, budgets: list[ProviderBudget]
+    *,
+    driver_id: int,
+    limit: int,
+    now: datetime,
+    expires: datetime,
+    budgets: list[ProviderBudget],
+    queued: list[tuple[int, str, int | None, str]],
 ) -> list[Job]:
-    """PostgreSQL: the candidates are read and ordered here, unlocked; the function
-    (``budget_claim_sql``) takes each one's job and a place of each of its budgets with ``SKIP
-    LOCKED`` and leases them, in one statement: claims under one budget never wait on one
+    """PostgreSQL: the candidates (read with the budgets, ``limit + SPREAD`` of each origin and
+    combination: concurrent claims read the same oldest jobs) are ordered here, unlocked; the
+    function (``budget_claim_sql``) takes each one's job and a place of each of its budgets with
+    ``SKIP LOCKED`` and leases them, in one statement: claims under one budget never wait on one
     another."""
     for attempt in range(4):
         if attempt:
-            budgets = list(ProviderBudget.objects.filter(enabled=True).order_by("pk"))
+            budgets, queued = _budgets_and_candidates(limit + SPREAD)
             if not budgets:
                 return _lease(driver_id=driver_id, limit=limit, now=now, expires=expires)
-        # More than the claim takes of each: concurrent claims read the same oldest jobs.
-        queued = _candidates(limit + SPREAD)
         if not queued:
             return []
         under = budgeting.BudgetsOf(budgets, [cell for *_, cell in queued])
@@ -275,7 +296,10 @@ def _lease_under_budgets_in_one_call(
             for b in budgets
             if b.pk in concerned
         ]
-        body = [{"id": c.id, "source": c.source, "budgets": sorted(c.budgets)} for c in ordered]
+        listed: dict[frozenset[Any], list[Any]] = {}  # the candidates share a few sets of budgets
+        body = [
+            {"id": c.id, "source": c.source, "budgets": _listed(listed, c.budgets)} for c in ordered
+        ]
         claim = _claim_under_budgets(connection.alias)
         with connection.cursor() as cursor:
             cursor.execute(
@@ -314,6 +338,13 @@ def _lease_under_budgets_in_one_call(
             jobs.append(job)
         return sorted(jobs, key=lambda job: job.pk)
     return []
+
+
+def _listed(listed: dict[frozenset[Any], list[Any]], budgets: frozenset[Any]) -> list[Any]:
+    found = listed.get(budgets)
+    if found is None:
+        found = listed[budgets] = sorted(budgets)
+    return found
 
 
 @dataclass(frozen=True)

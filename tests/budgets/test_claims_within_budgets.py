@@ -138,11 +138,12 @@ def test_a_claim_records_its_starts_and_the_budget_reads_them(owner, driver, ver
 def test_a_claim_under_budgets_runs_a_bounded_number_of_queries(
     owner, driver_api, version, acme, other, django_assert_max_num_queries
 ):
-    """The token; the enabled budgets; the queued candidates; the cells of their combinations
-    (once a minute a process); then on PostgreSQL the one locking call and the claimed jobs with
-    their combinations (SQLite: the lock, the jobs in flight, the lease, the budgets' state,
-    inside a transaction); then the reply's retries and gg names when there are some. (A budget
-    created or changed by other ways than the API has its places laid out at the claim after.)"""
+    """The token; the enabled budgets and the queued candidates (one statement on PostgreSQL);
+    the cells of their combinations (SQLite, once a minute a process); then on PostgreSQL the one
+    locking call and the claimed jobs with their combinations (SQLite: the lock, the jobs in
+    flight, the lease, the budgets' state, inside a transaction); then the reply's retries and gg
+    names when there are some. (A budget created or changed by other ways than the API has its
+    places laid out at the claim after.)"""
     budget(max_in_flight=30)
     budget(provider="zenith", max_in_flight=30)
     queue(owner, version, acme, n=15)
@@ -152,3 +153,22 @@ def test_a_claim_under_budgets_runs_a_bounded_number_of_queries(
         with django_assert_max_num_queries(10):
             answer = driver_api.post("/api/driver/claim", {"max": n}, format="json")
         assert len(answer.json()) == n
+
+
+@pytest.mark.postgres
+def test_a_claim_under_budgets_on_postgresql_is_three_statements(
+    owner, driver_api, version, acme, other, django_assert_num_queries
+):
+    """The token; the enabled budgets with the queued candidates; the call that takes the jobs
+    with their places and answers them with their combinations."""
+    budget(max_in_flight=30, per_minute=100)
+    budget(provider="zenith", max_in_flight=30)
+    queue(owner, version, acme, n=5)
+    queue(owner, version, other, n=5)
+    driver_api.post("/api/driver/claim", {"max": 1}, format="json")  # lays out the places
+
+    with django_assert_num_queries(3):
+        answer = driver_api.post("/api/driver/claim", {"max": 4}, format="json")
+
+    assert len(answer.json()) == 4
+    assert leased() == 5
