@@ -10,11 +10,9 @@ the task. Passes are idempotent: the rung is launched exactly once.
 
 import io
 import signal
-import threading
 
 import pytest
 from django.core.management import call_command
-from django.db import transaction
 from django.tasks import TaskResultStatus
 from django_tasks_db.models import DBTaskResult
 
@@ -24,6 +22,7 @@ from ladders.tasks import launch_pass
 from loopweb.runs.models import Job, Run
 from tests.ladders.builders import climbers, dispatch_of, make_ladder, outside, versions
 from tests.support import processes
+from tests.support.threads import HeldRow
 
 # PostgreSQL: the worker is killed while it waits on a row lock the test holds.
 pytestmark = [
@@ -47,35 +46,6 @@ def climb(owner, driver):
     services.start_dispatch(ladder=ladder, run_pass=False)
     [task] = DBTaskResult.objects.filter(task_path=launch_pass.module_path)
     return {"ladder": ladder, "run": run, "task": task}
-
-
-class HeldRow(threading.Thread):
-    """A row lock held on another connection until released."""
-
-    def __init__(self, model, pk):
-        super().__init__(daemon=True)
-        self.model, self.pk = model, pk
-        self.held, self.release = threading.Event(), threading.Event()
-
-    def run(self):
-        from django.db import connection
-
-        try:
-            with transaction.atomic():
-                self.model.objects.select_for_update().get(pk=self.pk)
-                self.held.set()
-                self.release.wait(60)
-        finally:
-            connection.close()
-
-    def __enter__(self):
-        self.start()
-        assert self.held.wait(10)
-        return self
-
-    def __exit__(self, *exc):
-        self.release.set()
-        self.join(10)
 
 
 def start_worker(worker_id: str) -> processes.Process:
@@ -106,7 +76,7 @@ def ladder_jobs(ladder):
 def test_a_worker_killed_before_its_pass_commits_leaves_nothing_and_the_pass_is_retried(climb):
     ladder, run, task = climb["ladder"], climb["run"], climb["task"]
 
-    with HeldRow(Run, run.pk):  # the pass blocks when it publishes the run
+    with HeldRow(Run, pk=run.pk):  # the pass blocks when it publishes the run
         worker = start_worker("doomed")
         backend = processes.wait_for_lock_wait(RUNS, worker)
         kill(worker, backend)
@@ -138,13 +108,13 @@ def test_a_worker_killed_before_its_pass_commits_leaves_nothing_and_the_pass_is_
 def test_a_worker_killed_after_its_pass_commits_is_retried_without_launching_twice(climb):
     ladder, run, task = climb["ladder"], climb["run"], climb["task"]
 
-    held_run = HeldRow(Run, run.pk).__enter__()
+    held_run = HeldRow(Run, pk=run.pk).__enter__()
     try:
         worker = start_worker("doomed")
         processes.wait_for_lock_wait(RUNS, worker)
         # The task is claimed (running): hold its row, so marking it done will wait, then let
         # the pass go on and commit.
-        with HeldRow(DBTaskResult, task.pk):
+        with HeldRow(DBTaskResult, pk=task.pk):
             held_run.__exit__(None, None, None)
             backend = processes.wait_for_lock_wait(TASKS, worker)
             kill(worker, backend)

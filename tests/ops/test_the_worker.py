@@ -19,11 +19,10 @@ from ladders.tasks import launch_pass
 from loopweb.ops import chores
 from loopweb.ops.models import Chore, WorkerProcess
 from loopweb.runs.models import Job, Run
-from tests.faults.test_a_worker_is_killed import HeldRow
 from tests.ladders.builders import climbers, dispatch_of, make_ladder, outside, versions
 from tests.ops.proxy import Proxy
 from tests.support.processes import BASE_DIR, Process, env, url_through, wait_until
-from tests.support.threads import succeeded, together
+from tests.support.threads import HeldRow, succeeded, together
 
 pytestmark = [pytest.mark.django_db(transaction=True)]
 
@@ -172,7 +171,7 @@ def test_a_worker_waits_for_a_lost_database_and_recovers_when_it_is_back(owner, 
     worker = start_worker(database_url=url_through(proxy.port), DB_POOL=pool)
     try:
         worker.wait_for_line("start-up recovery")
-        with HeldRow(Run, run.pk):  # the pass blocks when it publishes the run
+        with HeldRow(Run, pk=run.pk):  # the pass blocks when it publishes the run
             services.start_dispatch(ladder=ladder, run_pass=False)
             [task] = DBTaskResult.objects.filter(task_path=launch_pass.module_path)
             climb = {"ladder": ladder, "task": task}

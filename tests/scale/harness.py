@@ -21,7 +21,7 @@ import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from django.db import connection, transaction
+from django.db import connection
 from django.tasks import TaskResultStatus
 from django_tasks_db.models import DBTaskResult
 
@@ -40,6 +40,7 @@ from loopweb.runs.models import (
     Role,
 )
 from tests.support.processes import BASE_DIR, Process, env, free_port, wait_until, watcher
+from tests.support.threads import HeldRow
 
 CHECKLIST = [
     {"id": "boots", "text": "The game starts", "critical": True},
@@ -401,29 +402,10 @@ def kill_a_web_process(shape: Shape, expected: int) -> Fault:
     return fault
 
 
-class HeldDispatch(threading.Thread):
-    """The ladder's dispatch row locked on another connection until released, so the next
-    launch pass waits on it, mid-task."""
-
-    def __init__(self, ladder_id: int):
-        super().__init__(daemon=True)
-        self.ladder_id = ladder_id
-        self.held, self.release = threading.Event(), threading.Event()
-
-    def run(self):
-        try:
-            with transaction.atomic():
-                Dispatch.objects.select_for_update().get(ladder_id=self.ladder_id)
-                self.held.set()
-                self.release.wait(60)
-        finally:
-            connection.close()
-
-
 def kill_a_worker_mid_pass(shape: Shape, ladder_id: int) -> Fault:
     """Hold the dispatch row until a worker's pass waits on it, SIGKILL that worker, release.
     Recovered when that pass task has run to success (by the restarted worker or the other)."""
-    held = HeldDispatch(ladder_id)
+    held = HeldRow(Dispatch, ladder_id=ladder_id)  # the next launch pass waits on it
     held.start()
     assert held.held.wait(30)
     # A pass for a worker to take, whatever else is queued (pushes wait on the held row too).

@@ -3,9 +3,10 @@ thread has its own connection, closed when it ends so the test database can be f
 
 import threading
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Self
 
-from django.db import connections
+from django.db import connections, transaction
+from django.db.models import Model
 
 
 def together(count: int, work: Callable[[int], Any], *, timeout: float = 120) -> list:
@@ -101,3 +102,32 @@ class Race:
         for thread in self.threads:
             thread.join(timeout=timeout)
         assert not self.errors, self.errors
+
+
+class HeldRow(threading.Thread):
+    """The row of ``model`` matching ``lookup`` locked on another connection until released, so
+    that whatever needs it (a worker's pass, another process) waits there, at a known point. As
+    a context manager: held on entering, released on leaving."""
+
+    def __init__(self, model: type[Model], **lookup: Any):
+        super().__init__(daemon=True)
+        self.model, self.lookup = model, lookup
+        self.held, self.release = threading.Event(), threading.Event()
+
+    def run(self) -> None:
+        try:
+            with transaction.atomic():
+                self.model._default_manager.select_for_update().get(**self.lookup)
+                self.held.set()
+                self.release.wait(60)
+        finally:
+            connections.close_all()
+
+    def __enter__(self) -> Self:
+        self.start()
+        assert self.held.wait(10)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.release.set()
+        self.join(10)
