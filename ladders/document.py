@@ -1,15 +1,10 @@
 """The standing of an ended dispatch as one stored document, and the readers of its older forms.
 
-A document is ``{"schemaVersion", "dispatch": {…}, "climbers": [{…}]}``: the dispatch's head
-(its id, status, who ran and stopped it, its configuration, slot counts and runs as it ended)
-and each climber as progress shows it, with how high it reached and, per slot, the runs the slot
-held and the completed ones among them. It is kept in three parts of one row
-(``ladders.models.FinalStanding``), so that a reader reads only what it shows: ``head`` (the
-version and the dispatch's head: what a list of dispatches reads), ``bodies`` (each climber but
-its slots: what lists, charts and compares add) and ``slots`` (per climber: its slots' bodies,
-runs and completed runs, the bulk of a large board). ``join`` makes the whole document again.
-
-docs/decisions/0215-one-standing-document.md says why, and how a version is added.
+A document is ``{"schemaVersion", "dispatch": {…}, "climbers": [{…}]}``: the dispatch's head and
+each climber as progress shows it, with how high it reached and, per slot, the runs it held and
+the completed ones. It is kept in three parts of one row (``ladders.models.FinalStanding``), so
+a reader reads only what it shows: ``head``, ``bodies`` (each climber but its slots) and
+``slots``; ``join`` makes the whole. docs/decisions/0215-one-standing-document.md says why.
 """
 
 from typing import Any
@@ -20,8 +15,7 @@ Json = dict[str, Any]
 #: A document's three stored parts: its head, its climbers' bodies, their slots.
 Parts = tuple[Json, list[Json], list[Json]]
 
-#: The version a document is written in. Version 1 is the final standing before it carried one
-#: (``from_v1``); a record written before then is read through ``from_record``.
+#: The version a document is written in (1: before it carried one, read by ``from_v1``).
 SCHEMA_VERSION = 2
 
 #: What a climber of the document holds beside its body as progress shows it.
@@ -32,8 +26,7 @@ HELD = ("runs", "completed")
 
 
 def reached(statuses: list[str | None]) -> int:
-    """The highest rung passed (1 for the lowest), 0 for none: a climb stops at its first rung
-    not passed."""
+    """The highest rung passed (1 for the lowest), 0 for none."""
     height = 0
     for status in statuses:
         if status != PASSED:
@@ -44,7 +37,7 @@ def reached(statuses: list[str | None]) -> int:
 
 def compose(dispatch: Json, climbers: list[Json]) -> Parts:
     """The document's three parts, from the dispatch's head and its climbers as
-    ``{"body", "runs", "completed", "skippedByStop"}`` (``body`` as progress shows it)."""
+    ``{"body", "runs", "completed", "skippedByStop"}``."""
     bodies: list[Json] = []
     slots: list[Json] = []
     for climber in climbers:
@@ -60,20 +53,13 @@ def compose(dispatch: Json, climbers: list[Json]) -> Parts:
 
 
 def entries(bodies: list[Json], slots: list[Json]) -> list[Json]:
-    """Each climber as ``{"body", "runs", "completed", "skippedByStop"}``: the body as progress
-    shows it, the runs each slot held and the completed ones (``compose`` undone)."""
+    """Each climber as ``{"body", "runs", "completed", "skippedByStop"}`` (``compose`` undone)."""
     out: list[Json] = []
     for light, held in zip(bodies, slots, strict=True):
         body = {k: v for k, v in light.items() if k not in EXTRA}
         body["slots"] = held["slots"]
-        out.append(
-            {
-                "body": body,
-                "runs": held["runs"],
-                "completed": held["completed"],
-                "skippedByStop": light.get("skippedByStop"),
-            }
-        )
+        held = {"runs": held["runs"], "completed": held["completed"]}
+        out.append({"body": body, **held, "skippedByStop": light.get("skippedByStop")})
     return out
 
 
@@ -85,20 +71,17 @@ def join(head: Json, bodies: list[Json], slots: list[Json]) -> Json:
     }
 
 
-# Older forms --------------------------------------------------------------------------------
-
-
 def from_v1(dispatch: Json, climbers: list[Json]) -> Parts:
-    """A final standing stored before documents carried a version: its climbers were
-    ``[{"body", "runs", "completed", "skippedByStop"?}]`` in a column of their own, the slot
-    counts, names and how it ended in columns beside them (gathered into ``dispatch`` by the
-    caller). A standing frozen before ``skippedByStop`` was counted keeps it null: progress
-    counts it from the slots. A climber a Stop caught running or blocked, stored before
+    """A final standing stored before documents carried a version: its climbers
+    ``[{"body", "runs", "completed", "skippedByStop"?}]``, the rest in columns (gathered into
+    ``dispatch`` by the caller). A ``skippedByStop`` not counted yet stays null (progress counts
+    it from the slots)."""
+    return compose(dispatch, [{**c, "body": ended(c["body"])} for c in climbers])
+
+
+def ended(body: Json) -> Json:
+    """A climber of an ended dispatch: one a Stop caught running or blocked, stored before
     climbers could read stopped, reads stopped at the rung it stood on."""
-    return compose(dispatch, [{**c, "body": _ended(c["body"])} for c in climbers])
-
-
-def _ended(body: Json) -> Json:
     status = ended_climber_status(body.get("status", ""))
     if status == body.get("status", ""):
         return body
@@ -108,11 +91,10 @@ def _ended(body: Json) -> Json:
 def from_record(
     dispatch: Json, climbers: list[Json], slots: list[list[list[Any]]], rung_ids: list[str]
 ) -> Parts:
-    """The standing a dispatch record held before records read the dispatch's document: per
-    climber ``{key, label, status, blockedReason, currentRung, reached, totals}`` and per slot
-    ``[status, tally as a list in TALLY order | null, totals | null]``. What a record never
-    kept (the runs a slot held, a climber's problem and attempts, the cells) reads null or
-    empty; its tally and pass rate are the record's."""
+    """The standing a record held before records read the dispatch's document: per climber
+    ``{key, label, status, blockedReason, currentRung, reached, totals}``, per slot ``[status,
+    tally in TALLY order | null, totals | null]``. What a record never kept reads null or
+    empty."""
     bodies: list[Json] = []
     for climber, row in zip(climbers, slots, strict=True):
         slot_bodies: list[Json] = []

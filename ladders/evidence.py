@@ -37,9 +37,8 @@ from loopweb.runs.resolve import CatalogView, Unresolvable, combination_cell, la
 
 
 def stop_cancels(ladder_id: int, *, cancel_running: bool) -> QuerySet[Job]:
-    """The jobs a Stop of the ladder cancels: those its dispatches launched (found by their
-    origin) that no driver has handed to a host yet, and with ``cancel_running`` (Stop and cancel
-    running) those under way too. A job of an earlier dispatch of the ladder is among them."""
+    """The jobs a Stop of the ladder cancels: those its dispatches (any of them) launched that no
+    driver has handed to a host yet, and with ``cancel_running`` those under way too."""
     statuses = IN_FLIGHT if cancel_running else NOT_STARTED
     return Job.objects.filter(
         origin__startswith=origins.ladder_prefix(ladder_id), status__in=statuses
@@ -60,9 +59,7 @@ class Loaded:
 def snapshot_rungs(snapshot: dict) -> list[RungSnap]:
     return [
         RungSnap(
-            id=r["id"],
-            pin=CasePin(r["case"], r["version"], r["variant"], r.get("engine")),
-            target=r["runs"],
+            r["id"], CasePin(r["case"], r["version"], r["variant"], r.get("engine")), r["runs"]
         )
         for r in snapshot["rungs"]
     ]
@@ -77,9 +74,8 @@ def climber_label(climber: DispatchClimber, catalog: CatalogView) -> str:
 
 
 def _input(climber: DispatchClimber, catalog: CatalogView) -> ClimberInput:
-    pinned = (
-        CombinationCell.from_json(climber.combination_cell) if climber.combination_cell else None
-    )
+    cell = climber.combination_cell
+    pinned = CombinationCell.from_json(cell) if cell else None
     live, problem = None, None
     if climber.combination is None:
         problem = "its combination was deleted"
@@ -108,9 +104,8 @@ def load(
     cells: Collection[str] | None = None,
     catalog: CatalogView | None = None,
 ) -> list[Loaded]:
-    """The evidence of the dispatches' climbers, or of one dispatch's climbers keyed ``only`` (a
-    board computing again the climbers whose cells changed) in the ``cells`` alone (by default
-    all of theirs), with the ``catalog`` when it was read already."""
+    """The evidence of the dispatches' climbers, or of one dispatch's climbers keyed ``only`` in
+    the ``cells`` alone (by default all of theirs), with the ``catalog`` if read already."""
     if not dispatches:
         return []
     assert only is None or len(dispatches) == 1, "some climbers of one dispatch"
@@ -126,9 +121,8 @@ def load(
             c.combination for cs in climbers.values() for c in cs if c.combination is not None
         )
 
-    # Pinned climbers' cells are held in DispatchCell and matched by a join; only the cells of
-    # climbers that resolve for the first time (or, reading some climbers, theirs) travel as a
-    # parameter.
+    # Pinned climbers' cells are held in DispatchCell and joined; only the cells of climbers
+    # resolved for the first time (or, reading some climbers, theirs) travel as a parameter.
     loaded, keys, max_target = [], set(cells or ()), 1
     for dispatch in dispatches:
         rungs = snapshot_rungs(dispatch.snapshot)
@@ -155,19 +149,17 @@ def load(
 
     cells = _cells([] if only is not None else list(by_id), keys)
     prefixes = {d.origin_prefix: d.pk for d in dispatches}
-    jobs = _dispatch_jobs(prefixes, Q(cell_key__in=cells) if only is not None else None)
-    # The dispatches' own jobs in flight and their failed attempts, the cells' jobs in flight,
-    # then the slots' runs, jobs before runs. Read by a board they are one snapshot
-    # (``shared_progress.one_snapshot``); read by a pass, under READ COMMITTED, each statement
-    # sees what had committed when it began, and in this order a push landing between them shows
-    # its job still in flight beside its run (a slot waits or launches less for a moment), never
-    # a job gone with no run (a block that never happened).
+    own = Job.objects.filter(_of_dispatches(prefixes))
+    own = own.filter(cell_key__in=cells) if only is not None else own
+    # Jobs before runs: read by a pass under READ COMMITTED (a board reads one snapshot), a push
+    # landing between them shows its job still in flight beside its run (a slot waits a moment),
+    # never a job gone with no run (a block that never happened).
     *job_rows, in_flight_rows, run_rows = fetch_rows(
-        *jobs.queries, _cell_in_flight(Q(cell_key__in=cells)), _slot_runs(cells, max_target)
+        *_own_jobs(own), _cell_in_flight(Q(cell_key__in=cells)), _slot_runs(cells, max_target)
     )
     runs = _by_cell(run_rows)
     cell_in_flight = dict(in_flight_rows)
-    launched, failures, last_launch = jobs.read(*job_rows)
+    launched, failures, last_launch = _read_own_jobs(own, prefixes, *job_rows)
     for item in loaded:
         pk = item.dispatch.pk
         item.evidence = Evidence(
@@ -194,7 +186,7 @@ def fetch_rows(*queries: QuerySet | tuple[str, list]) -> list[list[tuple]]:
 
 
 def _cells(dispatch_ids: list[int], keys: Iterable[str]) -> RawSQL:
-    """A subquery of the cells the dispatches hold and of the cells keyed ``keys``, each once."""
+    """A subquery of the cells the dispatches hold and of the cells keyed ``keys``."""
     table = DispatchCell._meta.db_table
     postgres = connection.vendor == "postgresql"
     parts, params = [], []
@@ -208,16 +200,15 @@ def _cells(dispatch_ids: list[int], keys: Iterable[str]) -> RawSQL:
             "SELECT unnest(%s::varchar[])" if postgres else "SELECT value FROM json_each(%s)"
         )
         params.append(keys if postgres else json.dumps(keys))
-    # A dispatch holds a cell once (unique_dispatch_cell): one dispatch's cells alone are not
-    # made distinct, and a large dispatch's 10,000 cells are not hashed to find that out.
+    # UNION, not a DISTINCT of one dispatch's cells: a dispatch holds a cell once.
     return RawSQL(" UNION ".join(parts), params)  # noqa: S611 - our own statement
 
 
 def _slot_runs(cells: RawSQL, max_target: int) -> tuple[str, list]:
     """The first ``max_target`` counted runs of each of the cells, oldest first by finish then
-    id, as a statement whose rows go to ``_by_cell``. On PostgreSQL each cell's runs come
-    straight from the ``run_counted_in_cell`` index (a LATERAL join with a LIMIT) instead of
-    ranking and sorting every counted run of every cell; SQLite, which has no LATERAL, ranks."""
+    id, for ``_by_cell``. PostgreSQL reads each cell's from the ``run_counted_in_cell`` index (a
+    LATERAL join with a LIMIT) instead of ranking every counted run; SQLite, with no LATERAL,
+    ranks."""
     if connection.vendor != "postgresql":
         ranked = (
             Run.objects.filter(cell_key__in=cells, counted=True)
@@ -255,35 +246,29 @@ SLOT_RUN_COLUMNS = ("cell_key", "id", "outcome", "validator_rating", "build_load
 
 
 def _by_cell(rows: list[tuple]) -> dict[str, list[SlotRun]]:
-    """(cellKey, id, outcome, rating, build loaded, published) rows, each cell's in its order,
-    as each cell's slot runs. The rows of a cell come one after another (a run of rows at a
-    time is made into runs at once: tens of thousands of them for a large board)."""
+    """``SLOT_RUN_COLUMNS`` rows, each cell's in order, as each cell's slot runs (a stretch of
+    rows at a time: tens of thousands of them for a large board)."""
     runs: dict[str, list[SlotRun]] = {}
     make = tuple.__new__  # SlotRun._make without its checks: the rows have its five fields
     for key, group in groupby(rows, itemgetter(0)):
         found = [make(SlotRun, row[1:]) for row in group]
-        if key in runs:  # the cell's rows came in more than one stretch: still in order
-            runs[key].extend(found)
-        else:
-            runs[key] = found
+        runs.setdefault(key, []).extend(found)
     return runs
 
 
 def _cell_in_flight(cells: Q) -> QuerySet:
-    """(cellKey, jobs in flight) of the cells, whoever launched them."""
     jobs = Job.objects.filter(cells, status__in=IN_FLIGHT).values("cell_key")
     return jobs.annotate(n=Count("id")).values_list("cell_key", "n").order_by()
 
 
 def _per_origin_and_cell(jobs, aggregate):
-    """(origin, cellKey, aggregate) rows of the jobs, in one grouped query."""
     rows = jobs.values("origin", "cell_key").annotate(value=aggregate).order_by()
     return rows.values_list("origin", "cell_key", "value")
 
 
 def _by_slot(rows, prefixes: dict[str, int]):
-    """(dispatch pk, (rungId, cellKey), the rest) for each (origin, cellKey, …) row of a job one
-    of the dispatches launched."""
+    """(dispatch pk, (rungId, cellKey), the rest) of each (origin, cellKey, …) row of a job the
+    dispatches launched."""
     for origin, key, *rest in rows:
         dispatch_prefix, rung_id = origins.split(origin)
         pk = prefixes.get(dispatch_prefix)
@@ -303,48 +288,34 @@ def launched_in_flight(dispatch: Dispatch) -> dict[tuple[str, str], int]:
     return {slot: n for _, slot, (n,) in _by_slot(rows, prefixes)}
 
 
-@dataclass
-class _DispatchJobs:
-    """The dispatches' own jobs (of some cells): their ``queries`` (jobs in flight, failed
-    attempts), whose rows ``read`` makes into the jobs in flight, the failures and, when some
-    failed, the latest first launches (asked then)."""
-
-    prefixes: dict[str, int]
-    jobs: QuerySet | None
-
-    @property
-    def queries(self) -> list[QuerySet]:
-        if self.jobs is None:
-            return []
-        in_flight = _per_origin_and_cell(self.jobs.filter(status__in=IN_FLIGHT), Count("id"))
-        exhausted = (
-            self.jobs.filter(status=JobStatus.FAILED, retry__isnull=True)
-            .exclude(failure=Outcome.CANCELED)  # a cancelled attempt leaves the rung launchable
-            .filter(Q(run__isnull=True) | Q(run__counted=False))
-            .values_list("origin", "cell_key", "finished_at", "attempt")
-        )
-        return [in_flight, exhausted]
-
-    def read(self, in_flight=(), exhausted=()):
-        launched: dict[int, dict] = defaultdict(dict)
-        failures: dict[int, dict] = defaultdict(lambda: defaultdict(list))
-        last_launch: dict[int, dict] = defaultdict(dict)
-        for pk, slot, (n,) in _by_slot(in_flight, self.prefixes):
-            launched[pk][slot] = n
-        for pk, slot, (finished_at, attempt) in _by_slot(exhausted, self.prefixes):
-            failures[pk][slot].append(Failure(finished_at, attempt))
-        if self.jobs is not None and any(failures.values()):
-            first = _per_origin_and_cell(self.jobs.filter(attempt=1), Max("created_at"))
-            for pk, slot, (latest,) in _by_slot(first, self.prefixes):
-                last_launch[pk][slot] = latest
-        return launched, failures, last_launch
+def _own_jobs(jobs: QuerySet) -> list[QuerySet]:
+    """The dispatches' own jobs (of some cells) in flight, and their failed attempts."""
+    in_flight = _per_origin_and_cell(jobs.filter(status__in=IN_FLIGHT), Count("id"))
+    exhausted = (
+        jobs.filter(status=JobStatus.FAILED, retry__isnull=True)
+        .exclude(failure=Outcome.CANCELED)  # a cancelled attempt leaves the rung launchable
+        .filter(Q(run__isnull=True) | Q(run__counted=False))
+        .values_list("origin", "cell_key", "finished_at", "attempt")
+    )
+    return [in_flight, exhausted]
 
 
-def _dispatch_jobs(prefixes: dict[str, int], cells: Q | None = None) -> _DispatchJobs:
-    jobs = Job.objects.filter(_of_dispatches(prefixes)) if prefixes else None
-    return _DispatchJobs(prefixes, jobs.filter(cells) if jobs is not None and cells else jobs)
+def _read_own_jobs(jobs: QuerySet, prefixes: dict[str, int], in_flight, exhausted):
+    """``_own_jobs``' rows as the jobs in flight, the failures and, when some failed, the latest
+    first launches (asked then), per dispatch and slot."""
+    launched: dict[int, dict] = defaultdict(dict)
+    failures: dict[int, dict] = defaultdict(lambda: defaultdict(list))
+    last_launch: dict[int, dict] = defaultdict(dict)
+    for pk, slot, (n,) in _by_slot(in_flight, prefixes):
+        launched[pk][slot] = n
+    for pk, slot, (finished_at, attempt) in _by_slot(exhausted, prefixes):
+        failures[pk][slot].append(Failure(finished_at, attempt))
+    if any(failures.values()):
+        first = _per_origin_and_cell(jobs.filter(attempt=1), Max("created_at"))
+        for pk, slot, (latest,) in _by_slot(first, prefixes):
+            last_launch[pk][slot] = latest
+    return launched, failures, last_launch
 
 
 class Stale(Exception):
-    """What a board was computed from cannot be brought up to date by reading some of its
-    climbers again (one it holds is gone or is another): it is computed afresh."""
+    """A climber a board holds is gone or is another: it is computed afresh."""

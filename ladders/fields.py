@@ -20,10 +20,8 @@ _DJANGO_DEFAULT = DjangoJSONEncoder().default
 
 
 class JSONText(_Text):
-    """JSON kept as text: for a document only ever written and read whole, never queried
-    inside. PostgreSQL stores ``jsonb`` by parsing it into its binary form and compressing that;
-    a final standing of a 200 × 50 board is megabytes, and as ``jsonb`` its INSERT cost about
-    as much as the rest of the pass that ends the dispatch. As text it is only compressed."""
+    """JSON kept as text, for a document only written and read whole: as ``jsonb`` a 200 × 50
+    final standing's INSERT cost about as much as the rest of the pass ending the dispatch."""
 
     description = "JSON stored as text"
 
@@ -36,8 +34,6 @@ class JSONText(_Text):
         return value
 
     def get_prep_value(self, value):
-        # Written in the transaction that ends a dispatch (a megabyte for 200 × 50): by orjson,
-        # the text ``json`` writes with Django's encoder (``loopweb.runs.jsonbytes``).
         if value is None:
             return None
         return jsonbytes.dumps(value, _DJANGO_DEFAULT).decode()
@@ -47,8 +43,7 @@ class JSONText(_Text):
 
 
 class JSONDocument(models.JSONField):
-    """A ``JSONField`` whose values are read by orjson (``jsonbytes.loads``: what ``json``
-    reads): for documents read whole on every request, such as a record's slots."""
+    """A ``JSONField`` read by orjson, for documents read whole on every request."""
 
     def from_db_value(self, value, expression, connection):
         if self.decoder or not isinstance(value, str) or isinstance(expression, KeyTransform):

@@ -42,11 +42,8 @@ def dispatch_head(
 def freeze(
     dispatch: Dispatch, standing: Standing, *, cancel_running: bool = False, cancelled: int = 0
 ) -> FinalStanding:
-    """Write the final standing of a dispatch that is ending (in the transaction that ends it,
-    under the dispatch lock, so once: Run detaches it before a new dispatch may end);
-    ``standing`` was evaluated as ended, so its running, blocked and pending slots read skipped
-    and its climbers still climbing stopped. The runs the Stop left unrun are counted now, with
-    the jobs still in flight that it let finish."""
+    """Write the final standing of a dispatch that is ending, in the transaction that ends it
+    (under the dispatch lock, so once), from its ``standing`` evaluated as ended."""
     parts = [progress.live_part(c) for c in standing.climbers]
     climbers = [
         {

@@ -1,16 +1,10 @@
 """Progress, built climber by climber.
 
-A board is the ladder's configuration, its dispatch's figures and one part per climber. Each
-part carries what the dispatch's figures add up (slot counts, runs total and done, the
-dispatch's jobs in flight, unreviewed runs) beside the climber as progress shows it, so that
-when one cell changes only the climbers holding it are computed again and the figures are summed
-anew (``ladders.shared_progress``). A full computation and a partial one build parts the same
-way; a test holds them equal. A running dispatch's parts keep the evidence they were read
-from (``Live``), so that a change to some cells reads only those cells again.
-
-A running dispatch's parts come from its evidence through the gate (``ladders.standing``); an
-ended dispatch's from its final standing, written when it ended, with only the count of its
-jobs still in flight read live.
+A board is the ladder's configuration, its dispatch's figures and one part per climber, which
+carries what the figures add up beside the climber as progress shows it: when a cell changes
+only the climbers holding it are computed again, and the figures summed anew
+(``ladders.shared_progress``). A running dispatch's parts come from its evidence through the
+gate (``ladders.standing``) and keep it (``Live``); an ended one's from its final standing.
 """
 
 import hashlib
@@ -32,7 +26,6 @@ from ladders.statuses import (
     SKIPPED,
     SLOT_STATUSES,
     STOPPED,
-    ended_climber_status,
 )
 from loopweb import stats
 from loopweb.runs import jsonbytes
@@ -42,15 +35,9 @@ from loopweb.runs.models import UNDER_WAY, CaseVersion, Outcome, Review
 COMPLETED = Outcome.COMPLETED.value
 
 
-def encode(value) -> bytes:
-    """A climber's part as the board sends it (each climber's at every change it sees)."""
-    return jsonbytes.dumps(value, str)
-
-
 @dataclass(slots=True)
 class Part:
-    """One climber of a dispatch as progress shows it, and what it adds to the dispatch's
-    figures."""
+    """One climber as progress shows it, and what it adds to the dispatch's figures."""
 
     key: str
     body: dict
@@ -65,21 +52,19 @@ class Part:
     runs: tuple[tuple[int, ...], ...] = ()  # the runs each of its slots reads, in slot order
     unreviewed: int = 0
     skipped_by_stop: int = 0  # of ``done``, the runs a Stop left unrun (a stopped climber's)
-    # The body JSON-encoded and its digest, made the first time a board is encoded.
+    # The body encoded and its digest (a board's version names its parts by theirs), made once.
     encoding: bytes = field(default=b"", repr=False)
     digested: bytes = field(default=b"", repr=False)
-    # What this process's readers derive from the part (a console row), made once per part.
-    memo: dict = field(default_factory=dict, repr=False, compare=False)
+    memo: dict = field(default_factory=dict, repr=False, compare=False)  # a console row, …
 
     @property
     def encoded(self) -> bytes:
         if not self.encoding:
-            self.encoding = encode(self.body)
+            self.encoding = jsonbytes.dumps(self.body, str)
         return self.encoding
 
     @property
     def digest(self) -> bytes:
-        """A digest of the encoded body: a board's version names its parts by theirs."""
         if not self.digested:
             self.digested = hashlib.blake2b(self.encoded, digest_size=8).digest()
         return self.digested
@@ -87,13 +72,8 @@ class Part:
 
 @dataclass(slots=True)
 class Head:
-    """The ladder and its configuration's rungs."""
-
     ladder: dict
     rungs: list[dict]
-
-
-# The configuration ------------------------------------------------------------------------
 
 
 def stale_versions(rungs) -> set[tuple[str, str]]:
@@ -143,18 +123,11 @@ def dispatch_of(ladder: Ladder) -> Dispatch | None:
         return None
 
 
-# Parts of a running dispatch --------------------------------------------------------------
-
-
 def standing_of(loaded: evidence.Loaded, *, running: bool) -> Standing:
-    """Where the loaded climbers stand."""
     return evaluate(
-        rungs=loaded.rungs,
-        climbers=loaded.inputs,
-        gate=loaded.gate,
-        evidence=loaded.evidence,
+        rungs=loaded.rungs, climbers=loaded.inputs, gate=loaded.gate, evidence=loaded.evidence,
         running=running,
-    )
+    )  # fmt: skip
 
 
 def climber_json(climber: ClimberStanding, slots: list[dict] | None = None) -> dict:
@@ -227,11 +200,9 @@ def live_part(climber: ClimberStanding) -> Part:
 
 @dataclass(slots=True)
 class Live:
-    """The parts of a running dispatch (or of an ended one with no final standing recorded) and
-    what they were computed from (the dispatch, its rungs, gate, climbers, catalog and
-    evidence, and which of the evidence's completed runs a reader of the ladder reviewed): when
-    some of its cells change, only those cells are read again and only the climbers holding them
-    computed again (``after_change``)."""
+    """The parts of a running dispatch (or an ended one with no final standing) and what they
+    were computed from, with the evidence's completed runs a reader of the ladder reviewed: when
+    some cells change, only those are read again (``after_change``)."""
 
     parts: list[Part]
     loaded: evidence.Loaded
@@ -282,9 +253,6 @@ def after_change(ladder: Ladder, live: Live, indexes: list[int], cells: set[str]
     return Live(parts, replace(was, evidence=loaded.evidence), frozenset(done))
 
 
-# Parts of an ended dispatch ---------------------------------------------------------------
-
-
 def user_names(*user_ids) -> dict[int, str]:
     """Usernames by id, of the users that still exist."""
     ids = {i for i in user_ids if i is not None}
@@ -297,13 +265,13 @@ def user_names(*user_ids) -> dict[int, str]:
 def frozen_parts(
     dispatch: Dispatch, final: FinalStanding, previous: list[Part] | None = None
 ) -> list[Part]:
-    """Parts of an ended dispatch: its final standing, with the jobs it launched that are still
-    in flight read live. ``previous`` parts of the same standing keep their encoding and memo."""
+    """Parts of an ended dispatch: its final standing, with the jobs it launched still in flight
+    read live. ``previous`` parts of the same standing keep their encoding and memo."""
     targets = {r["id"]: r["runs"] for r in dispatch.snapshot["rungs"]}
     launched = evidence.launched_in_flight(dispatch)
     parts = []
     for i, climber in enumerate(final.climbers):
-        body = ended_body(climber["body"])
+        body = document.ended(climber["body"])
         slots = body["slots"]
         in_flight = [launched.get((s["rung"], s["cellKey"]), 0) for s in slots]
         skipped_by_stop = climber.get("skippedByStop")
@@ -336,16 +304,6 @@ def frozen_parts(
     return parts
 
 
-def ended_body(body: dict) -> dict:
-    """A climber of an ended dispatch as progress shows it. A standing written before climbers
-    could read stopped holds one the Stop caught as running or blocked (with a blocked reason):
-    it reads stopped at the rung it stood on, as one written now does."""
-    status = ended_climber_status(body["status"])
-    if status == body["status"]:
-        return body
-    return {**body, "status": status, "blockedReason": None, "problem": None, "attempts": None}
-
-
 def _skipped_by_stop(
     body: dict, runs: list[list[int]], in_flight: list[int], targets: dict[str, int]
 ) -> int:
@@ -361,17 +319,14 @@ def _skipped_by_stop(
 
 
 def final_of(dispatch: Dispatch) -> FinalStanding | None:
-    """The final standing of an ended dispatch (none for a dispatch ended before standings were
-    recorded: it is read from its evidence, as ended)."""
+    """The final standing of an ended dispatch (none for one ended before they were recorded:
+    it is read from its evidence, as ended)."""
     if dispatch.status == DispatchStatus.RUNNING:
         return None
     try:
         return dispatch.final
     except FinalStanding.DoesNotExist:
         return None
-
-
-# Reviews and the figures ------------------------------------------------------------------
 
 
 def reviewed(
@@ -381,10 +336,9 @@ def reviewed(
     dispatch: Dispatch | None = None,
     cells: Iterable[str] | None = None,
 ) -> set[int]:
-    """Which of these runs the ladder's owner or one of its reviewers reviewed. Given the
-    ``dispatch`` the runs are all slot runs of, or the ``cells`` they are all in, the reviews are
-    found by those cells instead of by the runs' ids (a board's 30,000 ids are a parameter as
-    costly to send as the query); the answer is the same, taken in the runs given."""
+    """Which of these runs the ladder's owner or one of its reviewers reviewed; found by the
+    cells of the ``dispatch`` they are all slot runs of, or the ``cells`` they are all in,
+    rather than by 30,000 ids (a parameter as costly to send as the query)."""
     ids = set(run_ids)
     if not ids:
         return set()
@@ -395,21 +349,17 @@ def reviewed(
         scope = Q(run__cell_key__in=in_keys(cells))
     else:
         scope = Q(run_id__in=in_ids(ids))
-    # Without the reviews' default ordering, whose columns DISTINCT would otherwise sort by too.
-    found = Review.objects.filter(_readers(ladder), scope).order_by().values_list("run_id")
+    readers = Q(reviewer=ladder.owner_id) | Q(reviewer__in=ladder.reviewers.values("pk"))
+    # No default ordering, whose columns DISTINCT would sort by too.
+    found = Review.objects.filter(readers, scope).order_by().values_list("run_id")
     return {run_id for (run_id,) in found.distinct()} & ids
-
-
-def _readers(ladder: Ladder) -> Q:
-    """Reviews by the ladder's owner or one of its reviewers."""
-    return Q(reviewer=ladder.owner_id) | Q(reviewer__in=ladder.reviewers.values("pk"))
 
 
 def count_unreviewed(
     ladder: Ladder, parts: list[Part], *, dispatch: Dispatch | None = None
 ) -> None:
-    """Each part's completed runs nobody who reads the ladder has reviewed; ``dispatch`` when the
-    parts are all of its climbers (see ``reviewed``)."""
+    """Each part's completed runs no reader of the ladder reviewed (``dispatch``: see
+    ``reviewed``)."""
     completed = {r for p in parts for r in p.completed}
     _count_unreviewed(parts, reviewed(ladder, completed, dispatch=dispatch))
 
@@ -420,8 +370,8 @@ def _count_unreviewed(parts: list[Part], done: set[int] | frozenset[int]) -> Non
 
 
 def under_way(ladder_id: int) -> int:
-    """Jobs this ladder's dispatches launched that are dispatched, starting or running: what
-    Stop and cancel running would add to a plain Stop."""
+    """Jobs the ladder's dispatches launched that are under way: what Stop and cancel running
+    would add to a plain Stop."""
     return (
         evidence.stop_cancels(ladder_id, cancel_running=True).filter(status__in=UNDER_WAY).count()
     )
@@ -440,9 +390,9 @@ def status_of(dispatch: Dispatch | None, parts: list[Part]) -> str:
 
 
 def runs_of(parts: list[Part], dispatch: Dispatch | None = None) -> dict:
-    """The dispatch's runs: ``done`` counts what needs no more executing, a slot a Stop skipped
-    whole, so ``skippedByStop`` says how many of those the Stop left unrun; ``reused``, the runs
-    from before the Run its first pass found its slots reading (launched by nobody now)."""
+    """The dispatch's runs: ``done`` counts what needs no more executing (a slot a Stop skipped
+    whole: ``skippedByStop`` says how many it left unrun); ``reused``, the runs from before the
+    Run its first pass found its slots reading."""
     return {
         "total": sum(p.total for p in parts),
         "done": sum(p.done for p in parts),
@@ -477,8 +427,7 @@ def figures(dispatch: Dispatch, parts: list[Part], *, runs_under_way: int) -> di
 
 
 def parts_of(ladder: Ladder, dispatch: Dispatch) -> list[Part]:
-    """The dispatch's parts with their unreviewed counts: from its final standing once it has
-    ended, else from its evidence."""
+    """The dispatch's parts with their unreviewed counts."""
     final = final_of(dispatch)
     if final is None:
         return live(ladder, dispatch).parts

@@ -1,17 +1,15 @@
 """Progress shared by the viewers of a ladder, and never stale.
 
-Each web process keeps a ladder's latest board: its parts (one per climber, ``ladders.progress``),
-the snapshot token taken before they were read (``loopweb.runs.changes``) and its encodings. Every
-read first asks the database, in one query, which changes the board has not seen: none, and the
-copy is served (or a 304); some cells, and only those are read again and only the climbers holding
-them computed again; the ladder or the catalog, and the board is computed afresh. One viewer per
-ladder and process updates the board while the others wait; a waiting viewer is handed that board
-only when its look began after the viewer's request did, so none is served a board older than its
-request, whichever process served the write.
+Each web process keeps a ladder's latest board and the snapshot token taken before it was read
+(``loopweb.runs.changes``). Every read first asks the database, in one query, which changes the
+board has not seen: none, and the copy is served; some cells, and only the climbers holding them
+are computed again, from those cells; the ladder or the catalog, and it is computed afresh. One
+viewer per ladder and process updates the board while the others wait, and a waiting viewer is
+handed it only when its look began after the viewer's request did: none is served a board older
+than its request, whichever process served the write.
 
-A board's ``version`` is ``<snapshot token>.<jobs under way>.<digest>``. Given back as
-``If-None-Match`` or ``?since=`` it is checked against the database alone (``check``), and
-``since`` answers exactly the climbers whose cells changed after that snapshot.
+A ``version`` is ``<snapshot token>.<jobs under way>.<digest>``: given back (``If-None-Match``,
+``?since=``) it is checked against the database alone (``check``, ``since``).
 """
 
 import gzip
@@ -34,10 +32,8 @@ from loopweb.runs.jsonbytes import DRF_DEFAULT
 from loopweb.runs.models import UNDER_WAY, Change, ChangeHorizon, Job
 from loopweb.runs.numbers import typed_integer
 
-#: A board nobody has read for this long is dropped when another is stored.
-UNREAD_FOR = 60.0
-#: The most boards a process keeps (each a large ladder's may be megabytes).
-KEPT = 32
+UNREAD_FOR = 60.0  # seconds unread before a board is dropped (when another is stored)
+KEPT = 32  # boards a process keeps at most (a large ladder's may be megabytes)
 
 _now = time.monotonic
 
@@ -49,8 +45,7 @@ def _encode(value) -> bytes:
 @dataclass(slots=True)
 class Look:
     """What one query told about a ladder: the snapshot token now, the pruning horizon, the jobs
-    under way, and the changes of the ladder's keys that the tokens it was asked about (``asked``)
-    did not all see, as (id, stamp, key) triples (none when no token was given)."""
+    under way, and the (id, stamp, key) changes the tokens ``asked`` did not all see."""
 
     token: str
     horizon: int
@@ -64,8 +59,7 @@ class Look:
         return {key for _, _, key in self.changes}
 
     def for_token(self, token: str) -> "Look":
-        """This look as if asked about ``token`` alone (one of those it was asked about): the
-        changes that token did not see."""
+        """This look as if asked about ``token`` (one it was asked about) alone."""
         assert token in self.asked, "a look tells only of the tokens it was asked about"
         if self.asked == (token,):
             return self
@@ -82,24 +76,17 @@ class Board:
     parts: list[Part]
     token: str  # of the snapshot this board has seen everything of
     under_way: int
-    #: The ladder's row as the board was computed from it. Any write to the ladder (its
-    #: configuration, owner, reviewers, dispatch) computes the board afresh, so climbers computed
-    #: again in between read this one, and no read needs to fetch it first.
+    #: The ladder's row it was computed from: a write to the ladder computes the board afresh.
     ladder: Ladder = field(repr=False)
-    #: What a live dispatch's parts were computed from, for the next change to some of its cells
-    #: to read only those (none once it has a final standing).
+    #: What a live dispatch's parts were computed from, for a change to read only its cells.
     live: Live | None = field(default=None, repr=False)
     figures: dict | None = None
     version: str = ""
     front: bytes = b""  # the encoded board up to its climbers
     by_cell: dict[str, list[int]] = field(default_factory=dict)
-    #: The whole board encoded, and gzipped, each made once when first read: shared with the
-    #: same board looked at again later (``_looked_again``).
-    encodings: dict[str, bytes] = field(default_factory=dict, repr=False)
-    #: When (``_now``) the look at the database this board was computed or checked by began.
-    looked_at: float = 0.0
-    #: What this process's readers derive from the whole board (the history's live record),
-    #: made once per board: a board that changes is a new ``Board`` with an empty memo.
+    encodings: dict[str, bytes] = field(default_factory=dict, repr=False)  # made once, shared
+    looked_at: float = 0.0  # when (``_now``) the look it was computed or checked by began
+    #: What readers derive from the whole board (the history's live record), once per board.
     memo: dict = field(default_factory=dict, repr=False)
 
     @property
@@ -110,8 +97,7 @@ class Board:
 
     @property
     def encoded(self) -> bytes:
-        """The whole board encoded, climbers from their own encodings (for viewers that read it
-        whole: most polls read only the climbers that changed, ``since``)."""
+        """The whole board encoded, climbers from their own encodings."""
         found = self.encodings.get("json")
         if found is None:
             climbers = b",".join(part.encoded for part in self.parts)
@@ -121,7 +107,6 @@ class Board:
 
     @property
     def gzipped(self) -> bytes:
-        """The encoded board, compressed once for every viewer that accepts gzip."""
         found = self.encodings.get("gzip")
         if found is None:
             found = self.encodings["gzip"] = gzip.compress(self.encoded, compresslevel=5, mtime=0)
@@ -151,22 +136,15 @@ def _slot(ladder_id: int) -> _Slot:
         return _slots.setdefault(ladder_id, _Slot())
 
 
-# Looking -----------------------------------------------------------------------------------
-
-
 def _look(ladder_id: int, since: str | None, viewer=None, also: str | None = None) -> Look:
     """One query (on PostgreSQL): the snapshot token, the pruning horizon, the ladder's jobs under
-    way, the changes of the ladder, the catalog and the dispatch's cells that the token ``since``
-    did not see, and, given a ``viewer``, whether they may see the ladder.
-
-    Given a second token ``also`` (this process's board's), when ``since`` did not see some
-    change the look also tells those ``also`` did not see: the read that follows goes on from it.
-    When ``since`` saw everything (a 304 to come) that part is not asked, and ``also`` is not
-    among the tokens the look tells of."""
+    way (``progress.under_way``), the changes of the ladder, the catalog and the dispatch's cells
+    the token ``since`` did not see, and whether the ``viewer`` may see the ladder. When ``since``
+    did not see some, also those this process's board's token ``also`` did not see (the read that
+    follows goes on from them)."""
     began = _now()
     keys = [changes.ladder_key(ladder_id), changes.CATALOG]
     also = also if since and also != since else None
-    # The jobs under way that Stop and cancel running would cancel (``progress.under_way``).
     prefix = f"{origins.ladder_prefix(ladder_id)}%"
     if connection.vendor == "postgresql":
         sees = access.SEES_SQL if viewer is not None else "true"
@@ -224,9 +202,8 @@ def _look(ladder_id: int, since: str | None, viewer=None, also: str | None = Non
     return Look(token, changes.horizon(), under_way, entries, seen, asked, began)
 
 
-#: Whether the ladder's running dispatch has a climber not pinned yet (it could not be resolved
-#: at Run): its cells, resolved live, are no dispatch cell until a pass pins them, so every
-#: cell's change counts until then (a board only computes again the climbers holding it).
+#: Whether the running dispatch has a climber not pinned yet: its cells are no dispatch cell
+#: until a pass pins them, so every change counts until then.
 _UNPINNED_SQL = f"""(SELECT EXISTS (
     SELECT 1 FROM {DispatchClimber._meta.db_table} AS dc
     JOIN {Dispatch._meta.db_table} AS dd ON dd.id = dc.dispatch_id
@@ -234,9 +211,8 @@ _UNPINNED_SQL = f"""(SELECT EXISTS (
 
 
 def _unseen_sql(token: str, seen_by: str | None = None) -> str:
-    """The changes of the ladder, the catalog and the dispatch's cells that the snapshot parameter
-    ``token`` (with its ``<token>_floor``) did not see, and that ``seen_by`` did, as a JSON array
-    of (id, stamp, key) (PostgreSQL)."""
+    """The changes of the ladder, the catalog and the dispatch's cells the snapshot parameter
+    ``token`` did not see (and ``seen_by`` did), as a JSON array of (id, stamp, key)."""
     seen = (
         f"AND pg_visible_in_snapshot(c.stamp::text::xid8, %({seen_by})s::pg_snapshot)"
         if seen_by
@@ -251,8 +227,7 @@ def _unseen_sql(token: str, seen_by: str | None = None) -> str:
           SELECT 1 FROM {DispatchCell._meta.db_table} AS d
           WHERE d.cell_key = c.key AND d.dispatch_id = (
             SELECT id FROM {Dispatch._meta.db_table} WHERE ladder_id = %(ladder)s)
-          -- Each unseen change probes the cells' unique index, never a hash of all of a
-          -- large dispatch's cells (which the planner may pick, and OFFSET 0 keeps it from).
+          -- OFFSET 0: each change probes the cells' index, never a hash of all of them.
           OFFSET 0))), '[]')"""  # noqa: S608 - only models' table names are formatted in
 
 
@@ -268,8 +243,8 @@ def _parse(version: str | None) -> tuple[str, int] | None:
     return token, jobs
 
 
-#: How a version is written (an ETag's text, quoted or not): a snapshot token (PostgreSQL's
-#: ``xmin_xmax_running`` or SQLite's ``n<counter>``), the jobs under way, a digest.
+#: A version as written (quoted or not): a snapshot token (``xmin_xmax_running`` or
+#: ``n<counter>``), the jobs under way, a digest.
 VERSION_PATTERN = (
     r'^"?(n[0-9]{1,18}|[0-9]{1,18}_[0-9]{1,18}_([0-9]{1,18}(-[0-9]{1,18})*)?)'
     r'\.[0-9]{1,18}\.[0-9a-f]{1,16}"?$'
@@ -278,8 +253,7 @@ _VERSION = re.compile(VERSION_PATTERN)
 
 
 def readable(version: str) -> bool:
-    """Whether ``version`` is written as a version is; one PostgreSQL would refuse, or too old
-    to follow, is still one (it is answered the whole board)."""
+    """Whether ``version`` is written as a version is (one too old to follow still is)."""
     return _VERSION.match(version) is not None
 
 
@@ -293,19 +267,17 @@ def _followable(look: Look, token: str, board: Board | None = None) -> bool:
 
 @dataclass(slots=True)
 class Check:
-    """What a client's version told, checked in one look: the version again when nothing its
-    board shows has changed since (a 304), and the look, which the read that follows may use
-    (``read``, ``since``) instead of asking again."""
+    """A client's version checked in one look: the version again when nothing its board shows
+    changed since (a 304), and the look, for the read that follows (``read``, ``since``)."""
 
     unchanged: str | None
     look: Look | None
 
 
 def check(viewer, ladder_id: int, version: str | None) -> Check:
-    """Whether the viewer may see the ladder and nothing its board shows has changed since
-    ``version`` was computed: a 304 without computing anything, in one query. That query also
-    asks what this process's board of the ladder has not seen, so that when something did change
-    the read that follows needs no look of its own."""
+    """Whether the viewer may see the ladder and nothing its board shows changed since
+    ``version``: a 304 in one query, which also asks what this process's board has not seen, so
+    that the read that follows a change needs no look of its own."""
     parsed = _parse(version)
     if parsed is None:
         return Check(None, None)
@@ -321,15 +293,12 @@ def check(viewer, ladder_id: int, version: str | None) -> Check:
     return Check(version.strip().strip('"'), look)
 
 
-# Computing -----------------------------------------------------------------------------------
-
-
 @contextmanager
 def one_snapshot():
-    """Everything read inside reads one snapshot: a board's evidence is read by several
-    statements, and under READ COMMITTED a push committing between two of them made a state that
-    never existed. A read-only REPEATABLE READ transaction on PostgreSQL; inside a transaction,
-    that one's. (SQLite, the demo, reads as it is: a transaction would hold the file's lock.)"""
+    """Everything read inside reads one snapshot (under READ COMMITTED a push committing between
+    two statements of a board's evidence made a state that never existed): a read-only
+    REPEATABLE READ transaction on PostgreSQL; inside a transaction, that one's. (SQLite reads as
+    it is: a transaction would hold the file's lock.)"""
     if connection.in_atomic_block or connection.vendor != "postgresql":
         yield
         return
@@ -340,49 +309,34 @@ def one_snapshot():
 
 def _full(ladder_id: int, look: Look) -> Board:
     with telemetry.PROGRESS_SECONDS.labels(kind="full").time(), one_snapshot():
-        return _computed(ladder_id, look)
-
-
-def _computed(ladder_id: int, look: Look) -> Board:
-    ladder = Ladder.objects.select_related("dispatch").get(pk=ladder_id)
-    dispatch = progress.dispatch_of(ladder)
-    final = progress.final_of(dispatch) if dispatch else None
-    live = None
-    if dispatch is None:
-        parts = []
-    elif final is None:
-        live = progress.live(ladder, dispatch)
-        parts = live.parts
-    else:
-        parts = progress.parts_of(ladder, dispatch)
-    board = Board(
-        ladder.pk, dispatch, final, progress.head(ladder), parts, look.token, look.under_way,
-        ladder, live,
-    )  # fmt: skip
-    _index(board)
+        ladder = Ladder.objects.select_related("dispatch").get(pk=ladder_id)
+        dispatch = progress.dispatch_of(ladder)
+        final = progress.final_of(dispatch) if dispatch else None
+        live = progress.live(ladder, dispatch) if dispatch and final is None else None
+        parts = live.parts if live else progress.parts_of(ladder, dispatch) if dispatch else []
+        board = Board(
+            ladder.pk, dispatch, final, progress.head(ladder), parts, look.token, look.under_way,
+            ladder, live,
+        )  # fmt: skip
+    for i, part in enumerate(parts):
+        for key in part.cells:
+            board.by_cell.setdefault(key, []).append(i)
     _finish(board)
     return board
 
 
 def _partial(board: Board, look: Look) -> Board:
-    """The board with the climbers holding the changed cells computed again."""
-    with telemetry.PROGRESS_SECONDS.labels(kind="partial").time(), one_snapshot():
-        return _recomputed(board, look)
-
-
-def _recomputed(board: Board, look: Look) -> Board:
+    """The board with the climbers holding the changed cells computed again (an ended one's
+    parts never change; the jobs it launched still in flight do)."""
     ladder, live, parts = board.ladder, board.live, board.parts
-    if board.final is not None:
-        # Ended: its parts never change; the jobs it launched still in flight do.
-        parts = progress.frozen_parts(board.dispatch, board.final, previous=board.parts)
-        progress.count_unreviewed(ladder, parts)
-    else:
-        assert live is not None  # a board of a live dispatch keeps what it was computed from
-        cells = look.keys() & board.by_cell.keys()
-        affected = board.affected(cells)
-        if any(not parts[i].pinned for i in affected):
-            return _full(board.ladder_id, look)
-        if affected:
+    with telemetry.PROGRESS_SECONDS.labels(kind="partial").time(), one_snapshot():
+        if board.final is not None:
+            parts = progress.frozen_parts(board.dispatch, board.final, previous=board.parts)
+            progress.count_unreviewed(ladder, parts)
+        elif affected := board.affected(cells := look.keys() & board.by_cell.keys()):
+            assert live is not None  # a live dispatch's board keeps what it was computed from
+            if any(not parts[i].pinned for i in affected):
+                return _full(board.ladder_id, look)
             try:
                 live = progress.after_change(ladder, live, affected, cells)
             except evidence.Stale:
@@ -396,17 +350,9 @@ def _recomputed(board: Board, look: Look) -> Board:
     return new
 
 
-def _index(board: Board) -> None:
-    by_cell: dict[str, list[int]] = {}
-    for i, part in enumerate(board.parts):
-        for key in part.cells:
-            by_cell.setdefault(key, []).append(i)
-    board.by_cell = by_cell
-
-
 def _finish(board: Board) -> None:
-    """Sum the figures, encode the board's front, and name the board by a digest of the front
-    and of each climber's encoding (made once per climber)."""
+    """Sum the figures, encode the front, and name the board by a digest of the front and of
+    each climber's encoding."""
     ladder = dict(board.head.ladder)
     figures = None
     if board.dispatch is not None:
@@ -423,17 +369,10 @@ def _finish(board: Board) -> None:
     board.front = front
 
 
-# Reading ---------------------------------------------------------------------------------------
-
-
 def read(ladder: Ladder | int, look: Look | None = None) -> Board:
-    """The board of the ladder (or of the ladder of this id: ``Ladder.DoesNotExist`` if there is
-    none), current as of this call, or as of ``look`` when given: a look this request made
-    (``check``), which began after the request did.
-
-    Inside a transaction the board is computed afresh and not shared: it may hold that
-    transaction's own writes, which nobody else may see until it commits (and a transaction's
-    own stamps are not ones its snapshots can tell apart)."""
+    """The board of the ladder (or of this id: ``Ladder.DoesNotExist`` if none), current as of
+    this call, or of ``look``, one this request made (``check``). Inside a transaction it is
+    computed afresh and not shared: it may hold that transaction's own writes."""
     ladder_id = ladder if isinstance(ladder, int) else ladder.pk
     if connection.in_atomic_block:
         return _full(ladder_id, _look(ladder_id, None))
@@ -444,11 +383,8 @@ def read(ladder: Ladder | int, look: Look | None = None) -> Board:
     with slot.lock:
         board = slot.board
         if board is not None and board.looked_at > arrived:
-            # Brought up to date by the viewer this one waited for, from a look that began
-            # after this request did: it holds every write committed before it.
-            return board
+            return board  # from a look begun after this request: it holds every write before it
         if look is not None and (board is None or board.token in look.asked):
-            # The request's own look told what this board has not seen.
             looked_at = look.began
             if board is not None:
                 look = look.for_token(board.token)
@@ -459,22 +395,16 @@ def read(ladder: Ladder | int, look: Look | None = None) -> Board:
             board = _full(ladder_id, look)
         elif look.changes or look.under_way != board.under_way:
             board = _partial(board, look)
-        else:
-            board = _looked_again(board, look)
+        else:  # looked at again: seen up to the new snapshot, its version and encodings kept
+            board = replace(board, token=look.token)
         board.looked_at = looked_at
         _keep(slot, board)
         return board
 
 
-def _looked_again(board: Board, look: Look) -> Board:
-    """The same board, looked at again later: it has seen everything up to the new snapshot (so
-    the next look reads fewer changes); its version, encodings and memo stay."""
-    return replace(board, token=look.token)
-
-
 def _keep(slot: _Slot, board: Board) -> None:
-    """Keep the board for the next viewers; forget boards nobody read for ``UNREAD_FOR``
-    seconds, and beyond ``KEPT`` boards the least recently read ones."""
+    """Keep the board; forget those unread for ``UNREAD_FOR`` seconds and, beyond ``KEPT``, the
+    least recently read."""
     with _slots_lock:
         slot.board, now = board, _now()
         others = sorted(_slots.items(), key=lambda entry: entry[1].read_at)
@@ -489,15 +419,14 @@ def _keep(slot: _Slot, board: Board) -> None:
 
 
 def changed_since(board: Board, version: str | None, look: Look | None = None) -> list[int] | None:
-    """Indexes of the board's climbers that changed after the snapshot ``version`` was computed
-    from; None when that version cannot be followed (another dispatch, a changed configuration or
-    catalog, or too old). ``look``: the one the board was read with, if any (``read``)."""
+    """Indexes of the board's climbers changed after ``version``'s snapshot; None when it cannot
+    be followed. ``look``: the one the board was read with, if any."""
     parsed = _parse(version)
     if parsed is None:
         return None
     token, _ = parsed
     if look is not None and look.token == board.token and token in look.asked:
-        look = look.for_token(token)  # the board was computed from this look: its changes
+        look = look.for_token(token)
     else:
         look = _look(board.ladder_id, token)
     if not _followable(look, token, board):
@@ -508,9 +437,8 @@ def changed_since(board: Board, version: str | None, look: Look | None = None) -
 
 
 def since(board: Board, version: str | None, look: Look | None = None) -> bytes:
-    """The board, encoded, with only the climbers changed since ``version`` (plus the ladder, its
-    rungs and the dispatch's figures) and ``since`` naming that version; the whole board, with
-    ``since`` null, when that version cannot be followed."""
+    """The board encoded with only the climbers changed since ``version``, named by ``since``;
+    the whole board, ``since`` null, when that version cannot be followed."""
     indexes = changed_since(board, version, look)
     if indexes is None:
         climbers, held = [part.encoded for part in board.parts], None

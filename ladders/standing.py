@@ -150,9 +150,8 @@ class ClimberStanding:
 
     @property
     def skipped_by_stop(self) -> int:
-        """The runs a Stop left unrun: over the slots it skipped of this climber (stopped, so
-        from the rung it stood on), each slot's target less the runs it held and the jobs the
-        dispatch launched for it still in flight (they run on). 0 for any other climber."""
+        """The runs a Stop left unrun in the slots it skipped of this climber (``unrun``); 0 for
+        a climber not stopped."""
         if self.status != STOPPED:
             return 0
         return sum(
@@ -163,8 +162,8 @@ class ClimberStanding:
 
 
 def unrun(target: int, held: int, launched: int) -> int:
-    """Of a slot a Stop skipped, the runs never executed because of it: its target less the
-    runs it held and the dispatch's jobs still in flight for it."""
+    """Of a slot a Stop skipped, the runs it left unrun: its target less the runs it held and the
+    dispatch's jobs still in flight for it."""
     return max(0, target - min(held, target) - min(launched, target))
 
 
@@ -181,9 +180,9 @@ class Standing:
         return counts
 
     def ended(self) -> "Standing":
-        """The standing of a dispatch that has ended (in place): the slots that were running,
-        blocked or pending become skipped, and a climber still running or blocked (only a Stop
-        ends a dispatch with one) is stopped at the rung it stood on (``current_rung``)."""
+        """The standing of a dispatch that has ended (in place): running, blocked or pending slots
+        are skipped, and a climber still running or blocked (a Stop's) is stopped where it
+        stood."""
         for climber in self.climbers:
             for slot in climber.slots:
                 if slot.status in (RUNNING, BLOCKED, PENDING):
@@ -199,12 +198,9 @@ class Standing:
         """Every climber completed or failed."""
         return all(c.status in (COMPLETED, FAILED) for c in self.climbers)
 
-    def reads_needs_attention(self, launched_in_flight: int | None = None) -> bool:
-        """Needs attention (seed 004): none of the jobs the dispatch launched is in flight
-        (``launched_in_flight``, by default as read), every climber is completed, failed or
-        blocked, and at least one is blocked."""
-        if launched_in_flight is None:
-            launched_in_flight = self.launched_in_flight
+    def reads_needs_attention(self, launched_in_flight: int) -> bool:
+        """Needs attention (seed 004): none of the jobs the dispatch launched is in flight, every
+        climber is completed, failed or blocked, and at least one is blocked."""
         return (
             launched_in_flight == 0
             and all(c.status in (COMPLETED, FAILED, BLOCKED) for c in self.climbers)
@@ -239,21 +235,19 @@ def _resolve(
     climber: ClimberInput, held: set[str]
 ) -> tuple[CombinationCell | None, bool, str | None]:
     """The climber's cell, whether to pin it now, and why it cannot launch (if it cannot)."""
-    if climber.pinned is not None:
-        if climber.live is None:
-            return climber.pinned, False, climber.problem or "its combination no longer resolves"
-        if climber.live.key != climber.pinned.key:
-            return (
-                climber.pinned,
-                False,
-                "its combination now resolves to other cells than the dispatch reads",
-            )
-        return climber.pinned, False, climber.problem
-    if climber.live is None:
-        return None, False, climber.problem or "its combination does not resolve"
-    if climber.live.key in held:
+    pinned, live, problem = climber.pinned, climber.live, climber.problem
+    if pinned is not None:
+        if live is None:
+            return pinned, False, problem or "its combination no longer resolves"
+        if live.key != pinned.key:
+            moved = "its combination now resolves to other cells than the dispatch reads"
+            return pinned, False, moved
+        return pinned, False, problem
+    if live is None:
+        return None, False, problem or "its combination does not resolve"
+    if live.key in held:
         return None, False, "its cells are already held by another climber"
-    return climber.live, True, climber.problem
+    return live, True, problem
 
 
 def _climb(
@@ -266,17 +260,9 @@ def _climb(
     gate: Gate,
     evidence: Evidence,
 ) -> ClimberStanding:
-    standing = ClimberStanding(
-        combination_key=climber.combination_key,
-        label=climber.label,
-        status=COMPLETED,
-        combination_cell=cell,
-        pin_now=pin_now,
-    )
+    standing = ClimberStanding(climber.combination_key, climber.label, COMPLETED, cell, pin_now)
     if cell is None:
-        standing.status = BLOCKED
-        standing.blocked_reason = UNLAUNCHABLE
-        standing.problem = problem
+        standing.status, standing.blocked_reason, standing.problem = BLOCKED, UNLAUNCHABLE, problem
         standing.current_rung = rungs[0].id if rungs else None
         standing.slots = [
             SlotStanding(rung=r.id, status=BLOCKED if i == 0 else PENDING, target=r.target)
@@ -287,11 +273,8 @@ def _climb(
     stopped_at = None  # index of the current or failed rung
     combination_key = cell.key
     # Read once: this loop runs for every slot of the board (ten thousand on a large one).
-    cell_runs, launched, in_flight = (
-        evidence.runs,
-        evidence.launched_in_flight,
-        evidence.cell_in_flight,
-    )
+    cell_runs, in_flight = evidence.runs, evidence.cell_in_flight
+    launched = evidence.launched_in_flight
     slots, verdicts = standing.slots, climber.verdicts
     for index, rung in enumerate(rungs):
         key = joined_cell_key(rung.pin_key, combination_key)
@@ -321,11 +304,9 @@ def _climb(
             standing.status = FAILED
             continue
         _undecided(standing, slot, climber, rung, key, problem, evidence)
-    if stopped_at is not None:
-        later = standing.slots[stopped_at + 1 :]
-        if standing.status == FAILED:
-            for slot in later:
-                slot.status = SKIPPED
+    if stopped_at is not None and standing.status == FAILED:
+        for slot in standing.slots[stopped_at + 1 :]:
+            slot.status = SKIPPED
     return standing
 
 
@@ -353,8 +334,7 @@ def _undecided(
         status, reason = RUNNING, None
     else:
         status, reason = BLOCKED, UNRATED
-    slot.status = status
-    standing.status = status
+    slot.status = standing.status = status
     standing.blocked_reason = reason
     if reason == UNLAUNCHABLE:
         standing.problem = problem

@@ -26,22 +26,19 @@ CURRENT = "current"
 
 
 def configuration_id(snapshot: dict) -> str:
-    """A digest of the configuration a dispatch ran: the same for the same rungs, gate,
-    limits and climb order."""
+    """A digest of the configuration a dispatch ran (its rungs, gate, limits and climb order)."""
     text = json.dumps(snapshot, sort_keys=True, separators=(",", ":"), default=str)
     return hashlib.sha256(text.encode()).hexdigest()
 
 
 def build(dispatch: Dispatch, standing: FinalStanding) -> DispatchRecord:
-    """The record (unsaved) of a dispatch's ``standing``: what the runs the dispatch launched
-    cost, by slot, by climber and in all."""
+    """The unsaved record of a dispatch's ``standing``: what its runs cost, by slot, by climber
+    and in all."""
     held = standing.slots
     owner_of_cell: dict[str, tuple[int, int]] = {}
     for i, climber in enumerate(held):
         for j, slot in enumerate(climber["slots"]):
-            if slot.get("cellKey"):
-                # Two rungs pinning one cell read the same runs: they are paid for once, on the
-                # lower rung.
+            if slot.get("cellKey"):  # two rungs of one cell: paid for once, on the lower
                 owner_of_cell.setdefault(slot["cellKey"], (i, j))
     slot_totals: dict[tuple[int, int], dict] = {}
     dispatch_totals = costs.empty()
@@ -50,10 +47,9 @@ def build(dispatch: Dispatch, standing: FinalStanding) -> DispatchRecord:
         costs.add(dispatch_totals, values)
         where = owner_of_cell.get(cell)
         if where is not None:
-            totals = slot_totals.get(where)
-            if totals is None:
-                totals = slot_totals[where] = costs.empty()
-            costs.add(totals, values)
+            if where not in slot_totals:
+                slot_totals[where] = costs.empty()
+            costs.add(slot_totals[where], values)
     climber_totals, slots = [], []
     for i, climber in enumerate(held):
         mine = [slot_totals.get((i, j)) for j in range(len(climber["slots"]))]
@@ -71,8 +67,8 @@ def build(dispatch: Dispatch, standing: FinalStanding) -> DispatchRecord:
 
 
 def keep(dispatch: Dispatch, final: FinalStanding | None = None) -> DispatchRecord | None:
-    """The ended dispatch's record, written now if it was not yet (once: the record's dispatch
-    id is unique, and a writer that loses the race reads the winner's)."""
+    """The ended dispatch's record, written now if it was not yet (once: a writer that loses the
+    race on the unique dispatch id reads the winner's)."""
     kept = _recorded(dispatch.dispatch_id)
     if kept is not None:
         return kept
@@ -83,8 +79,7 @@ def keep(dispatch: Dispatch, final: FinalStanding | None = None) -> DispatchReco
     try:
         with transaction.atomic():
             record.save()
-    except IntegrityError:
-        # Another writer's record, committed first; any other integrity error is raised.
+    except IntegrityError:  # another writer's, committed first (or raised)
         kept = _recorded(dispatch.dispatch_id)
         if kept is None:
             raise
@@ -101,15 +96,13 @@ def unrecorded(ladder_id: int | None = None) -> QuerySet[Dispatch]:
     ended = Dispatch.objects.exclude(status=DispatchStatus.RUNNING).filter(final__isnull=False)
     if ladder_id is not None:
         ended = ended.filter(ladder_id=ladder_id)
-    # One probe of the unique index per dispatch, not the dispatch ids of every record kept.
     recorded = DispatchRecord.objects.filter(dispatch_id=OuterRef("dispatch_id"))
     return ended.filter(~Exists(recorded))
 
 
 def live(dispatch: Dispatch) -> DispatchRecord:
-    """The dispatch as it stands now, as an unsaved record (``pk`` None) over an unsaved
-    document: from the ladder's shared board while it runs (the computation its viewers share,
-    made again only where it changed), from its record once it has ended."""
+    """The dispatch as it stands now, as an unsaved record over an unsaved document: from the
+    ladder's shared board while it runs, from its record once it has ended."""
     if dispatch.status != DispatchStatus.RUNNING:
         kept = keep(dispatch)
         if kept is not None:
@@ -118,20 +111,17 @@ def live(dispatch: Dispatch) -> DispatchRecord:
     memo = board.memo.get("record")
     if memo is not None:
         return memo
-    if board.dispatch is None or board.dispatch.dispatch_id != dispatch.dispatch_id:
-        # Replaced since it was read: the board is the new dispatch's.
+    shown = board.dispatch
+    if shown is None or shown.dispatch_id != dispatch.dispatch_id:  # replaced since it was read
         return live(Dispatch.objects.get(pk=dispatch.pk))
     figures = board.figures or {}
-    known = progress.user_names(board.dispatch.started_by_id, board.dispatch.stopped_by_id)
+    known = progress.user_names(shown.started_by_id, shown.stopped_by_id)
     head = freezing.dispatch_head(
-        board.dispatch,
-        status=figures.get("status", board.dispatch.status),
+        shown,
+        status=figures.get("status", shown.status),
         slot_counts=figures.get("slotCounts", {}),
         runs=figures.get("runs", {}),
-        names=(
-            known.get(board.dispatch.started_by_id, ""),
-            known.get(board.dispatch.stopped_by_id, ""),
-        ),
+        names=(known.get(shown.started_by_id, ""), known.get(shown.stopped_by_id, "")),
     )
     head, bodies, slots = document.compose(
         head,
@@ -140,19 +130,10 @@ def live(dispatch: Dispatch) -> DispatchRecord:
             for part in board.parts
         ],
     )
-    standing = FinalStanding(
-        ladder_id=board.dispatch.ladder_id, head=head, bodies=bodies, slots=slots
-    )
-    record = build(board.dispatch, standing)
+    standing = FinalStanding(ladder_id=shown.ladder_id, head=head, bodies=bodies, slots=slots)
+    record = build(shown, standing)
     board.memo["record"] = record
     return record
-
-
-# As the API shows them ------------------------------------------------------------------------
-
-
-def _user(name: str) -> str | None:
-    return name or None
 
 
 def head_json(record: DispatchRecord) -> dict:
@@ -164,8 +145,8 @@ def head_json(record: DispatchRecord) -> dict:
         "configuration": record.configuration,
         "startedAt": record.started_at,
         "endedAt": record.ended_at,
-        "startedBy": _user(record.started_by_name),
-        "stoppedBy": _user(record.stopped_by_name),
+        "startedBy": record.started_by_name or None,
+        "stoppedBy": record.stopped_by_name or None,
         "cancelRunning": record.cancel_running,
         "cancelled": record.cancelled,
     }
@@ -201,11 +182,8 @@ def slot_json(rung: dict, slot: list) -> dict:
 
 
 def detail_json(record: DispatchRecord) -> dict:
-    """One record, with every slot's verdict and tally.
-
-    A climb stops at its first rung not passed, so most slots of a large record were never
-    reached: no tally, no totals, the same few statuses. Each such slot of a rung is one shared
-    (read-only) object, made once, not once per climber."""
+    """One record, with every slot's verdict and tally. Most slots of a large record were never
+    reached (no tally, no totals): each such slot of a rung is one shared object, made once."""
     snapshot = record.snapshot
     rungs = rungs_json(record)
     bare: dict[tuple[str, str], dict] = {}
@@ -214,10 +192,9 @@ def detail_json(record: DispatchRecord) -> dict:
         if s[1] or s[2]:
             return slot_json(rung, s)
         key = (rung["id"], s[0])
-        made = bare.get(key)
-        if made is None:
-            made = bare[key] = slot_json(rung, s)
-        return made
+        if key not in bare:
+            bare[key] = slot_json(rung, s)
+        return bare[key]
 
     return {
         **head_json(record),

@@ -1,14 +1,12 @@
 """Change stamps: how a reader knows, cheaply and on every process, whether what it computed is
 still current, and exactly what changed since.
 
-Every write to something a board shows inserts, by the database's triggers in the writing
-transaction (``loopweb.runs.capture``), one ``Change`` row per key it touched (a cell's key,
-``ladder:<id>``, ``catalog``), stamped with the transaction's stamp. A reader takes a snapshot
+Triggers (``loopweb.runs.capture``) insert a ``Change`` per key a write touched (a cell's key,
+``ladder:<id>``, ``catalog``), stamped in the writing transaction. A reader takes a snapshot
 token before it reads; what it computed is current while every change of its keys is visible in
-that token. PostgreSQL: the stamp is the transaction's id and the token the database's snapshot
-(``pg_current_snapshot()``, written ``<xmin>_<xmax>_<running ids, dash-separated>``), so
-visibility is the database's whatever order writers commit in. SQLite (the demo, one writer at
-a time): a counter, written ``n<count>``; a stamp is visible when not above it.
+that token. PostgreSQL: the stamp is the transaction's id and the token the snapshot
+(``<xmin>_<xmax>_<running ids, dash-separated>``), so visibility is the database's whatever
+order writers commit in. SQLite (one writer at a time): a counter, ``n<count>``.
 """
 
 from collections.abc import Iterable
@@ -29,17 +27,13 @@ def ladder_key(ladder_id: int) -> str:
     return f"ladder:{ladder_id}"
 
 
-# Tokens ------------------------------------------------------------------------------------
-
-
 def token_of(snapshot: str) -> str:
     """A PostgreSQL snapshot (``xmin:xmax:xip,…``) written as a token."""
     xmin, xmax, running = snapshot.split(":")
     return f"{xmin}_{xmax}_{running.replace(',', '-')}"
 
 
-#: The largest transaction id a stamp (a ``bigint``) can hold.
-MAX_XID = 2**63 - 1
+MAX_XID = 2**63 - 1  # the largest id a stamp (a ``bigint``) holds
 
 
 def _xid(text: str) -> int | None:
@@ -47,9 +41,8 @@ def _xid(text: str) -> int | None:
 
 
 def snapshot_of(token: str) -> str | None:
-    """The PostgreSQL snapshot a token names, or None if it names none PostgreSQL would take: a
-    token comes back from clients, as their text (``xmin ≤ xmax``, the running transactions
-    between them, in order)."""
+    """The PostgreSQL snapshot a token (a client's text) names, or None if it names none
+    PostgreSQL would take (``xmin ≤ xmax``, the running transactions between them, in order)."""
     parts = token.split("_")
     if len(parts) != 3:
         return None
@@ -73,10 +66,8 @@ def floor_of(token: str) -> int | None:
 
 
 def visible(stamp: int, token: str) -> bool:
-    """Whether the change stamped ``stamp`` is visible in the token: PostgreSQL's
-    ``pg_visible_in_snapshot`` (committed before the snapshot: below its xmin, or below its xmax
-    and not running then), or on SQLite, not above the counter. ``token`` must be one
-    ``floor_of`` takes."""
+    """Whether the change stamped ``stamp`` is visible in the token (one ``floor_of`` takes), as
+    ``pg_visible_in_snapshot`` tells, or on SQLite, not above the counter."""
     if token.startswith("n"):
         return stamp <= int(token[1:])
     xmin, xmax, running = token.split("_")
@@ -97,9 +88,9 @@ def horizon() -> int:
 
 
 def unseen(token: str, *, keys: Iterable[str] = (), cells: QuerySet | None = None, every=False):
-    """The changes of ``keys`` (and, when given, of the ``cell_key`` values of the ``cells``
-    queryset; with ``every``, of any key) that are not visible in the token, as (id, stamp, key)
-    triples — SQLite's way; PostgreSQL's is in the one query of ``ladders.shared_progress``."""
+    """SQLite: the (id, stamp, key) changes of ``keys`` (and of the ``cells`` queryset's
+    ``cell_key``; with ``every``, of any key) the token did not see. (PostgreSQL's are in
+    ``ladders.shared_progress``'s one query.)"""
     matches = Q(key__in=list(keys))
     if every:
         matches = Q()
@@ -113,8 +104,8 @@ def unseen(token: str, *, keys: Iterable[str] = (), cells: QuerySet | None = Non
 
 
 def prune(*, older_than: timedelta = timedelta(minutes=30)) -> int:
-    """Delete changes recorded more than ``older_than`` ago. A reader whose token is older than
-    the pruned stamps computes afresh (``horizon``)."""
+    """Delete changes older than ``older_than``; a reader whose token is older than the pruned
+    stamps computes afresh (``horizon``)."""
     cutoff = timezone.now() - older_than
     old = Change.objects.filter(at__lt=cutoff)
     highest = old.aggregate(highest=Max("stamp"))["highest"]

@@ -1,10 +1,6 @@
-"""Model instances from rows of a statement written by hand, made as the ORM makes them.
-
-A few statements are asked at every request of their kind and written once per process instead
-of by the ORM each time (a driver's claim, a token's lookup): the ORM's writing of them cost
-several times what the database takes to answer. Their rows become instances here as the ORM
-turns its own into instances: each field's database converters applied, then ``Model.from_db``.
-"""
+"""Model instances from rows of a statement written by hand (a driver's claim, a token's lookup:
+the ORM's writing of them cost several times the database's answer), made as the ORM makes
+them: each field's database converters applied, then ``Model.from_db``."""
 
 from django.db.models import Model
 
@@ -17,8 +13,7 @@ class Columns[M: Model]:
         quote = connection.ops.quote_name
         self.model = model
         self.names = [f.attname for f in fields]
-        #: The columns' quoted names, by field name, in order; and as ``alias.column`` (the
-        #: model's table without an alias).
+        #: The quoted columns by field name, in order; and as ``alias.column`` (default: the table).
         self.column = {f.name: quote(f.column) for f in fields}
         self.plain = list(self.column.values())
         self.qualified = [f"{quote(alias or model._meta.db_table)}.{name}" for name in self.plain]
@@ -34,15 +29,14 @@ class Columns[M: Model]:
                 self.converters.append((i, convert, column))
 
     def instance(self, row, connection) -> M:
-        """The instance this row's columns hold, as the ORM would make it."""
         values = list(row[self.where])
         for i, convert, column in self.converters:
             values[i] = convert(values[i], column, connection)
         return self.model.from_db(connection.alias, self.names, values)
 
     def instance_or_none(self, row, connection) -> M | None:
-        """As ``instance``, or None where the row has no primary key for this model (a
-        ``LEFT JOIN`` that found nothing)."""
+        """As ``instance``, or None where the row has no primary key (a ``LEFT JOIN`` that found
+        nothing)."""
         if row[self._pk] is None:
             return None
         return self.instance(row, connection)

@@ -2,14 +2,9 @@ from django.db import models
 
 
 class Change(models.Model):
-    """One write to something a board shows, stamped in the transaction that made it.
-
-    ``key`` names what changed: a coverage cell's key (its jobs, runs or reviews), ``ladder:<id>``
-    (a ladder's configuration or dispatch) or ``catalog``. ``stamp`` is the writing
-    transaction's stamp (``loopweb.runs.changes``): a reader that remembers the snapshot of its
-    last read finds everything committed since among the changes that snapshot did not see.
-    Inserts only, so writers never wait on each other; old rows are pruned by a chore.
-    """
+    """One write to something a board shows (``key``: a cell's key, ``ladder:<id>`` or
+    ``catalog``), stamped in the transaction that made it (``loopweb.runs.changes``). Inserts
+    only, so writers never wait on each other; a chore prunes old rows."""
 
     key = models.CharField(max_length=700)
     stamp = models.BigIntegerField()
@@ -23,9 +18,8 @@ class Change(models.Model):
 
 
 class ChangeHorizon(models.Model):
-    """The one row saying up to which stamp changes were pruned: a reader whose snapshot is older
-    may have missed some, and computes afresh. On SQLite it also holds the counter that
-    stamps are drawn from."""
+    """The one row saying up to which stamp changes were pruned (and, on SQLite, the counter
+    stamps are drawn from)."""
 
     pruned_below = models.BigIntegerField(default=0)
     counter = models.BigIntegerField(default=0)
