@@ -13,6 +13,27 @@ def pytest_configure(config):
     os.environ.setdefault("DEBUG", "1")
 
 
+#: Fixtures through which a test reaches the database.
+DATABASE_FIXTURES = {"db", "transactional_db", "live_server", "django_db_reset_sequences"}
+
+
+def pytest_collection_modifyitems(config, items):
+    """``LOOPWEB_DATABASE_TESTS_ONLY=1`` (``make test-sqlite``): run only the tests that reach
+    the database. The others (pure functions, documents, the layers) give the same answer on
+    every database, and ``make test`` runs them already."""
+    if os.environ.get("LOOPWEB_DATABASE_TESTS_ONLY") != "1":
+        return
+    kept, left = [], []
+    for item in items:
+        reaches = item.get_closest_marker("django_db") or DATABASE_FIXTURES & set(
+            getattr(item, "fixturenames", ())
+        )
+        (kept if reaches else left).append(item)
+    if left:
+        config.hook.pytest_deselected(items=left)
+        items[:] = kept
+
+
 @pytest.fixture(autouse=True)
 def fast_password_hashing(settings):
     """Test users have passwords; the production hasher is slow by design."""
