@@ -150,9 +150,10 @@ def progress_under_load(
             drivers_web.close()
     result = json.loads(done.stdout)
     polls = result["polls"]
-    every = Timing.of([latency for latency, *_ in polls])
+    # A poller's first read is the page's load: the whole board. The polls are the reads that
+    # follow it, sending its version back; the first reads are reported apart, in the data.
+    every = Timing.of([latency for latency, _, _, followed, _ in polls if followed])
     unchanged = [latency for latency, status, *_ in polls if status == 304]
-    # A poller's first read is the whole board; the rest send its version back.
     first_reads = [latency for latency, _, _, followed, _ in polls if not followed]
     first = Timing.of(first_reads)
     sent = sum(size for _, _, size, *_ in polls)
@@ -162,8 +163,8 @@ def progress_under_load(
         f"{climbers}×{rungs}, {drivers} drivers ({result['pushes']} runs pushed), {pollers} "
         f"pollers every {interval:g} s, gunicorn {processes}×8"
         + (f" for viewers, {ingest}×8 at nice 10 for drivers" if ingest else "")
-        + f", {len(polls)} reads "
-        f"({sent / max(1, len(polls)) / 1000:.0f} KB each on average; the {pollers} first, "
+        + f", {len(polls) - len(first_reads)} polls after {len(first_reads)} first reads "
+        f"({sent / max(1, len(polls)) / 1000:.0f} KB a read on average; the first reads, "
         f"whole boards: median {first.median_ms:.0f} ms, slowest {max(first_reads) * 1000:.0f} ms)"
     )
     rows = [
@@ -172,9 +173,9 @@ def progress_under_load(
             data,
             f"p95 {every.p95_ms:.0f} ms, {stale} stale",
             "-",
-            every.p95_ms / 150,
-            "p95 < 150 ms, zero stale",
-            every.p95_ms < 150 and stale == 0,
+            every.p95_ms / 100,
+            "p95 < 100 ms, zero stale",
+            every.p95_ms < 100 and stale == 0,
         ),
         Row(
             "progress 304",
@@ -273,8 +274,8 @@ def one_push_then_read(ladder: Ladder, *, repeat: int) -> list[Row]:
             f"{after.median_ms:.0f} ms",
             f"{full.median_ms:.0f} ms full",
             after.median_ms / full.median_ms,
-            "≤ 0.2× a full computation",
-            after.median_ms <= 0.2 * full.median_ms,
+            "≤ 0.1× a full computation",
+            after.median_ms <= 0.1 * full.median_ms,
         ),
         Row(
             "console board render",
@@ -282,8 +283,8 @@ def one_push_then_read(ladder: Ladder, *, repeat: int) -> list[Row]:
             f"{t['board'].median_ms:.0f} ms",
             f"{t['json'].median_ms:.0f} ms JSON",
             t["board"].median_ms / t["json"].median_ms,
-            "≤ 1.5× the progress JSON read",
-            t["board"].median_ms <= 1.5 * t["json"].median_ms,
+            "≤ 1.3× the progress JSON read",
+            t["board"].median_ms <= 1.3 * t["json"].median_ms,
         ),
         Row(
             "console refresh after one push",
