@@ -195,7 +195,7 @@ class LadderViewSet(viewsets.GenericViewSet):
         services.reorder_rungs(ladder=ladder, order=body.validated_data["order"], by=request.user)
         return Response(self._config(ladder))
 
-    @extend_schema(request=None, responses={200: ProgressResponse, 409: ProgressResponse})
+    @extend_schema(request=None, responses={200: ProgressResponse})
     @action(detail=True, methods=["post"])
     def run(self, request, pk=None):
         ladder = self.owned()
