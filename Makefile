@@ -39,12 +39,13 @@ test-fast: setup
 	  --cov --cov-report=term --cov-fail-under=$(COVERAGE_FLOOR) $(PYTEST_ARGS)
 
 # The suite's tests that reach the database, on SQLite, the demo's database, minus those that need
-# PostgreSQL itself (marked postgres); the tests that reach no database answer alike on both and
-# run in make test. Each xdist worker gets a fresh file of its own: var/test_sqlite-suite.sqlite3_gw0, ...
+# PostgreSQL itself (marked postgres) and the browser journeys; the tests that reach no database
+# answer alike on both, and the journeys' requests are the console tests' (both run in make test).
+# Each xdist worker gets a fresh file of its own: var/test_sqlite-suite.sqlite3_gw0, ...
 SQLITE_URL := sqlite:///$(CURDIR)/var/sqlite-suite.sqlite3
 test-sqlite: setup
 	@mkdir -p var; rm -f var/test_sqlite-suite.sqlite3*
-	DATABASE_URL=$(SQLITE_URL) DEBUG=1 LOOPWEB_DATABASE_TESTS_ONLY=1 $(PY) -m pytest -n 2 --dist loadgroup -m "not postgres" $(PYTEST_ARGS)
+	DATABASE_URL=$(SQLITE_URL) DEBUG=1 LOOPWEB_DATABASE_TESTS_ONLY=1 $(PY) -m pytest -n 2 --dist loadgroup -m "not postgres and not browser" $(PYTEST_ARGS)
 
 # The browser journeys, BROWSER_REPEAT times in a row: a wait that depends on the machine's speed
 # shows up here before it reaches CI. LOOPWEB_BROWSER_SLOW_MO=250 slows every action down.
