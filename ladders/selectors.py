@@ -201,10 +201,10 @@ def ladder_config_json(ladder: Ladder, stale: set) -> dict:
         "runsInFlightLimit": ladder.runs_in_flight_limit,
         "retryCount": ladder.retry_count,
         "outerAxis": ladder.outer_axis,
-        "reviewers": [u.username for u in ladder.reviewers.all()],
+        "reviewers": sorted(u.username for u in ladder.reviewers.all()),
         "owner": ladder.owner.username,
         "rubric": ladder.rubric,
         "reviewsPerRun": ladder.reviews_per_run,
-        "assignedReviewers": [u.username for u in ladder.assignees.all()],
+        "assignedReviewers": sorted(u.username for u in ladder.assignees.all()),
         "reservationMinutes": ladder.reservation_minutes,
     }

@@ -80,6 +80,25 @@ def test_the_owner_sets_reviewers_reviews_per_run_and_reservation_time_through_t
     )
 
 
+def test_reviewers_and_assignees_read_in_username_order_whatever_order_they_were_linked(
+    owner, owner_api, db
+):
+    # Linked in reverse: the rows of the links and of the users are in the opposite order.
+    for name in ("zed", "yan", "xia"):
+        UserFactory(username=name, role=Role.REVIEWER)
+    body = {"name": "jam", "rungs": [], "reviewers": ["zed", "yan", "xia"]}
+    ladder = owner_api.post("/api/ladders/", body, format="json").json()
+    changed = owner_api.put(
+        f"/api/ladders/{ladder['id']}/",
+        {**body, "assignedReviewers": ["zed", "xia"]},
+        format="json",
+    ).json()
+    read = owner_api.get(f"/api/ladders/{ladder['id']}/").json()
+    for answer in (changed, read):
+        assert answer["reviewers"] == ["xia", "yan", "zed"]
+        assert answer["assignedReviewers"] == ["xia", "zed"]
+
+
 @pytest.mark.parametrize(
     ("extra", "field"),
     [
