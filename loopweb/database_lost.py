@@ -26,6 +26,11 @@ def database_lost(exc: BaseException | None) -> bool:
             return False
         if type(exc).__module__.startswith("psycopg"):  # raised outside Django's wrapper
             state = getattr(exc, "sqlstate", None)
+            if exc.__class__.__name__ == "InternalError" and state is None:
+                # Not the server's (its internal errors carry XX000): the driver read an answer
+                # the protocol does not allow (two to one COMMIT), as when a pooler's server
+                # connection is cut mid-command. The connection's state is unknown.
+                return True
             if exc.__class__.__name__ in {"OperationalError", "InterfaceError", "PoolTimeout"}:
                 return state is None or state.startswith("08") or state in _LOST_STATES
         exc = exc.__cause__ or exc.__context__

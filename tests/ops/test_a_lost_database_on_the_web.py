@@ -6,7 +6,7 @@ import json
 
 import psycopg
 import pytest
-from django.db import OperationalError, connection
+from django.db import InternalError, OperationalError, connection
 from django.test import Client, override_settings
 
 from loopweb.database_lost import database_lost
@@ -109,3 +109,15 @@ def test_what_counts_as_a_lost_database():
     assert not database_lost(wrapped(psycopg.errors.QueryCanceled("statement timeout")))
     assert not database_lost(OperationalError("database is locked"))  # SQLite
     assert not database_lost(ValueError("no"))
+
+
+def test_a_command_cut_off_mid_answer_is_a_lost_database():
+    # A connection cut while it commits through PgBouncer: the driver reads two answers to one
+    # COMMIT (the server's FATAL, then the pooler's) and raises InternalError with no SQLSTATE.
+    cut = psycopg.InternalError("received 2 results from command 'COMMIT'")
+    try:
+        raise InternalError(str(cut)) from cut
+    except InternalError as exc:
+        assert database_lost(exc)
+    # An internal error the server reports (SQLSTATE XX000) is a failing statement.
+    assert not database_lost(psycopg.errors.InternalError_("could not open relation"))
