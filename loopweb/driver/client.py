@@ -159,6 +159,10 @@ class Driver:
             try:
                 with urllib.request.urlopen(request, timeout=self.timeout) as response:  # noqa: S310
                     raw = response.read()
+                    if not raw and response.status != 204:
+                        # Every call of the protocol answers a document: nothing at all is an
+                        # answer cut off before its body (a server stopping mid-answer).
+                        raise http.client.IncompleteRead(raw)
                     self._outage.back()
                     return json.loads(raw) if raw else None
             except urllib.error.HTTPError as exc:

@@ -140,6 +140,38 @@ def test_an_answer_cut_short_is_a_lost_server_not_a_crash():
         server.server_close()
 
 
+class Headless(BaseHTTPRequestHandler):
+    """Answers 200 with no length and no body, then closes: what a stopping server can send
+    (the driver then reads an empty answer where a list of jobs belongs)."""
+
+    def do_POST(self):
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.end_headers()
+        self.close_connection = True
+
+    def log_message(self, *args):
+        pass
+
+
+def test_an_empty_answer_is_an_answer_cut_short(caplog):
+    """A claim answered with no body at all is retried like any answer cut short and, once
+    the driver is stopping, ends its loop quietly: never a TypeError from iterating nothing."""
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Headless)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    url = f"http://127.0.0.1:{server.server_address[1]}"
+    try:
+        with pytest.raises(DriverError):
+            Driver(url, "t", backoff=0.01, retries=2).claim(1)
+        stop = threading.Event()
+        driver = Driver(url, "t", backoff=0.01, poll_interval=0.01, stop=stop)
+        threading.Timer(0.3, stop.set).start()
+        assert driver.serve(lambda job: {}) == 0
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
 def test_a_stopping_driver_gives_up_at_once():
     stop = threading.Event()
     driver = Driver("http://127.0.0.1:9", "t", backoff=5, stop=stop)
