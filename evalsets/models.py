@@ -5,7 +5,8 @@ from django.utils import timezone
 
 from evalsets import verdict
 from evalsets.policy import BASELINE_KINDS, Policy, parse_policy
-from loopweb.runs.models.fields import user_reference
+from evalsets.verdict import COST_STATUSES, VERDICTS
+from loopweb.runs.models.fields import user_reference, word_choices
 
 
 class Evalset(models.Model):
@@ -116,19 +117,6 @@ class Proposal(models.Model):
         return parse_policy(self.outcome_evalset)
 
 
-class Verdict(models.TextChoices):
-    HELD = verdict.HELD
-    REGRESSED = verdict.REGRESSED
-    HELD_COSTLIER = verdict.HELD_COSTLIER
-    INCONCLUSIVE = verdict.INCONCLUSIVE
-
-
-class CostStatus(models.TextChoices):
-    WITHIN = verdict.WITHIN
-    BREACHED = verdict.BREACHED
-    NOT_MEASURABLE = verdict.NOT_MEASURABLE
-
-
 class OutcomeResult(models.Model):
     """One checkpoint of one proposal, measured. Recorded at most once."""
 
@@ -138,7 +126,7 @@ class OutcomeResult(models.Model):
     metric = models.CharField(max_length=200)
     baseline = models.FloatField()
     current = models.FloatField()
-    verdict = models.CharField(max_length=16, choices=Verdict.choices)
+    verdict = models.CharField(max_length=16, choices=word_choices(VERDICTS))
     baseline_kind = models.CharField(max_length=24, choices=[(k, k) for k in BASELINE_KINDS])
     baseline_run = models.ForeignKey(
         EvalsetRun, on_delete=models.PROTECT, related_name="baseline_of"
@@ -147,7 +135,7 @@ class OutcomeResult(models.Model):
     tolerance = models.FloatField()
     current_run = models.ForeignKey(EvalsetRun, on_delete=models.PROTECT, related_name="current_of")
     # The cost read; blank when the policy sets no cost bound. Each side is None when unreadable.
-    cost_read = models.CharField(max_length=16, choices=CostStatus.choices, blank=True)
+    cost_read = models.CharField(max_length=16, choices=word_choices(COST_STATUSES), blank=True)
     cost_baseline = models.FloatField(null=True, blank=True)
     cost_current = models.FloatField(null=True, blank=True)
     # With a significance policy: Fisher's exact p-value of the two runs, and the cases per run

@@ -28,10 +28,14 @@ HELD_COSTLIER = "held_costlier"
 #: Worse by more than the tolerance, but not by more than chance explains (the opt-in
 #: significance policy): no revert draft, no advisory flag.
 INCONCLUSIVE = "inconclusive"
+#: A result's verdict: one of these (the model's choices).
+VERDICTS = (HELD, REGRESSED, HELD_COSTLIER, INCONCLUSIVE)
 
 WITHIN = "within"
 BREACHED = "breached"
 NOT_MEASURABLE = "not_measurable"
+#: A result's cost read, when its policy bounds the cost: one of these.
+COST_STATUSES = (WITHIN, BREACHED, NOT_MEASURABLE)
 
 Summary = Mapping[str, Any]
 

@@ -1,5 +1,6 @@
 """Field declarations more than one app's models make alike."""
 
+from collections.abc import Iterable
 from typing import Any
 
 from django.conf import settings
@@ -17,3 +18,10 @@ def user_reference(related_name: str = "+", **options: Any) -> models.ForeignKey
         related_name=related_name,
         **options,
     )
+
+
+def word_choices(words: Iterable[str]) -> list[tuple[str, str]]:
+    """The choices of a field that holds one of a pure module's words (snake_case), each
+    labelled as a ``TextChoices`` member named after it would be: "held_costlier" reads "Held
+    Costlier"."""
+    return [(word, word.replace("_", " ").title()) for word in words]
