@@ -1,3 +1,4 @@
+import datetime as dt
 import secrets
 
 from django.conf import settings
@@ -275,6 +276,28 @@ class FinalStanding(models.Model):
         return self.about["id"]
 
     @property
+    def status(self) -> str:
+        """How the dispatch ended: finished or stopped."""
+        return self.about["status"]
+
+    @property
+    def snapshot(self) -> dict:
+        """The configuration the dispatch ran."""
+        return self.about["snapshot"]
+
+    @property
+    def started_at(self) -> dt.datetime | None:
+        return _moment(self.about["startedAt"])
+
+    @property
+    def ended_at(self) -> dt.datetime | None:
+        return _moment(self.about["endedAt"])
+
+    @property
+    def runs(self) -> dict:
+        return self.about["runs"]
+
+    @property
     def slot_counts(self) -> dict:
         return self.about["slotCounts"]
 
@@ -303,6 +326,10 @@ class FinalStanding(models.Model):
     def as_document(self) -> dict:
         """The whole document."""
         return document.join(self.head, self.bodies, self.slots)
+
+
+def _moment(value: str | None) -> dt.datetime | None:
+    return dt.datetime.fromisoformat(value) if value else None
 
 
 _LADDER_OF_DISPATCH = (

@@ -5,8 +5,6 @@ for the history: it reads the dispatch's final standing, which a new Run leaves 
 adds what its runs cost.
 """
 
-import datetime as dt
-
 from django.db import models
 from django.utils.functional import cached_property
 
@@ -68,42 +66,19 @@ class DispatchRecord(models.Model):
             raise ValueError("A dispatch record is written once and never changed.")
         super().save(*args, **kwargs)
 
-    # The dispatch's standing, as its document holds it -------------------------------------
-
-    @property
-    def schema_version(self) -> int:
-        return self.standing.schema_version
-
-    @property
-    def about(self) -> dict:
-        return self.standing.about
-
-    @property
-    def status(self) -> str:
-        return self.about["status"]
-
-    @property
-    def snapshot(self) -> dict:
-        return self.about["snapshot"]
-
-    @property
-    def started_at(self) -> dt.datetime | None:
-        return _moment(self.about["startedAt"])
-
-    @property
-    def ended_at(self) -> dt.datetime | None:
-        return _moment(self.about["endedAt"])
-
-    # What the standing reads from its head itself (``ladders.models.FinalStanding``).
+    # The dispatch's standing, as its document holds it: the standing reads its head itself
+    # (``ladders.models.FinalStanding``).
+    schema_version = _of_standing("schema_version")
+    status = _of_standing("status")
+    snapshot = _of_standing("snapshot")
+    started_at = _of_standing("started_at")
+    ended_at = _of_standing("ended_at")
     started_by_name = _of_standing("started_by_name")
     stopped_by_name = _of_standing("stopped_by_name")
     cancel_running = _of_standing("cancel_running")
     cancelled = _of_standing("cancelled")
     slot_counts = _of_standing("slot_counts")
-
-    @property
-    def runs(self) -> dict:
-        return self.about["runs"]
+    runs = _of_standing("runs")
 
     @cached_property
     def climbers(self) -> list[dict]:
@@ -137,10 +112,6 @@ class DispatchRecord(models.Model):
             ]
             for held, row in zip(self.standing.slots, self.slot_totals, strict=True)
         ]
-
-
-def _moment(value: str | None) -> dt.datetime | None:
-    return dt.datetime.fromisoformat(value) if value else None
 
 
 class Action(models.TextChoices):
