@@ -6,21 +6,17 @@ from django.utils import timezone
 from evalsets import verdict
 from evalsets.policy import BASELINE_KINDS, Policy, parse_policy
 from evalsets.verdict import COST_STATUSES, VERDICTS
-from loopweb.runs.models.fields import user_reference, word_choices
+from loopweb.runs.models.fields import Named, user_reference, word_choices
 
 
-class Evalset(models.Model):
+class Evalset(Named):
     """A named set of case pins. Shared like the catalog: owners and staff create them."""
 
-    name = models.CharField(max_length=200)
     # In the order given; the hash is taken over the pins in canonical (sorted) order.
     pins = models.JSONField()
     hash = models.CharField(max_length=64, unique=True)
     created_by = user_reference()
     created_at = models.DateTimeField(default=timezone.now)
-
-    class Meta:
-        ordering = ["name", "id"]
 
     def __str__(self) -> str:
         return f"{self.name} ({self.hash})"

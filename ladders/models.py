@@ -9,7 +9,7 @@ from ladders import document, origins, statuses
 from ladders.fields import JSONText
 from ladders.gate import defaults as gate_defaults
 from loopweb.runs.capture import Captured
-from loopweb.runs.models.fields import user_reference
+from loopweb.runs.models.fields import Named, user_reference
 
 
 def mint_rung_id() -> str:
@@ -29,13 +29,12 @@ def default_gate() -> dict:
     return gate_defaults()
 
 
-class Ladder(models.Model):
+class Ladder(Named):
     """A configuration: it does nothing by itself; Run starts a dispatch of it."""
 
     owner = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="ladders"
     )
-    name = models.CharField(max_length=200)
     gate = models.JSONField(default=default_gate)
     runs_per_cell = models.PositiveIntegerField(default=1)
     runs_in_flight_limit = models.PositiveIntegerField(null=True, blank=True)
@@ -61,12 +60,6 @@ class Ladder(models.Model):
     reservation_minutes = models.PositiveSmallIntegerField(default=15)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
-
-    class Meta:
-        ordering = ["name", "id"]
-
-    def __str__(self) -> str:
-        return self.name
 
 
 class Rung(models.Model):

@@ -4,7 +4,7 @@ from django.db import models
 
 from loopweb.runs.cells import gg_key, harness_key
 
-from .fields import user_reference
+from .fields import Named, user_reference
 
 #: Versions, variants and engines are parts of a cell key, so they stay within a safe alphabet.
 PIN_PART = RegexValidator(
@@ -81,17 +81,12 @@ class ModelEntry(models.Model):
         return self.name
 
 
-class GGConfiguration(models.Model):
-    name = models.CharField(max_length=200)
+class GGConfiguration(Named):
     roles = models.JSONField(default=list)
     created_by = creator()
 
-    class Meta:
-        ordering = ["name", "id"]
+    class Meta(Named.Meta):
         verbose_name = "gg configuration"
-
-    def __str__(self) -> str:
-        return self.name
 
 
 class CombinationKind(models.TextChoices):
@@ -136,21 +131,14 @@ class Combination(models.Model):
         return f"{self.model} via {self.harness} ({self.provider})"
 
 
-class CoverageGroup(models.Model):
+class CoverageGroup(Named):
     KIND_COMBO = "combo"
 
     owner = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="coverage_groups"
     )
-    name = models.CharField(max_length=200)
     kind = models.CharField(max_length=16, default=KIND_COMBO, choices=[("combo", "combo")])
     members = models.ManyToManyField(Combination, through="GroupMember", related_name="groups")
-
-    class Meta:
-        ordering = ["name", "id"]
-
-    def __str__(self) -> str:
-        return self.name
 
 
 class GroupMember(models.Model):

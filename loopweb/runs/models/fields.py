@@ -1,4 +1,5 @@
-"""Field declarations more than one app's models make alike."""
+"""Field declarations, and the abstract models made of them, that more than one app's models
+make alike."""
 
 from collections.abc import Iterable
 from typing import Any
@@ -25,3 +26,17 @@ def word_choices(words: Iterable[str]) -> list[tuple[str, str]]:
     labelled as a ``TextChoices`` member named after it would be: "held_costlier" reads "Held
     Costlier"."""
     return [(word, word.replace("_", " ").title()) for word in words]
+
+
+class Named(models.Model):
+    """Something people name and find by its name (a ladder, a coverage group, a gg
+    configuration, an evalset): listed by name, then in the order made; shown by its name."""
+
+    name = models.CharField(max_length=200)
+
+    class Meta:
+        abstract = True
+        ordering = ["name", "id"]
+
+    def __str__(self) -> str:
+        return self.name
