@@ -13,7 +13,6 @@ A board whose cells changed reads again the climbers holding them (``only``) and
 alone (``cells``): the same statements, narrowed.
 """
 
-import json
 import operator
 from collections import defaultdict
 from collections.abc import Collection, Iterable
@@ -31,6 +30,7 @@ from ladders import origins
 from ladders.gate import Gate
 from ladders.models import Dispatch, DispatchCell, DispatchClimber
 from ladders.standing import ClimberInput, Evidence, Failure, RungSnap, SlotRun
+from loopweb.runs.arrays import among
 from loopweb.runs.cells import CasePin, CombinationCell, cell_key
 from loopweb.runs.models import IN_FLIGHT, NOT_STARTED, Job, JobStatus, Outcome, Run
 from loopweb.runs.resolve import CatalogView, Unresolvable, combination_cell, launch_problem
@@ -187,21 +187,17 @@ def fetch_rows(*queries: QuerySet | tuple[str, list]) -> list[list[tuple]]:
 
 def _cells(dispatch_ids: list[int], keys: Iterable[str]) -> RawSQL:
     """A subquery of the cells the dispatches hold and of the cells keyed ``keys``."""
-    table = DispatchCell._meta.db_table
-    postgres = connection.vendor == "postgresql"
-    parts, params = [], []
+    parts = []
     if dispatch_ids:
-        among = "= ANY(%s)" if postgres else "IN (SELECT value FROM json_each(%s))"
-        parts.append(f"SELECT cell_key FROM {table} WHERE dispatch_id {among}")  # noqa: S608
-        params.append(dispatch_ids if postgres else json.dumps(dispatch_ids))
+        held = DispatchCell.objects.filter(dispatch_id__in=dispatch_ids).order_by()
+        parts.append(held.values_list("cell_key").query.sql_with_params())
     keys = sorted(keys)
     if keys or not parts:
-        parts.append(
-            "SELECT unnest(%s::varchar[])" if postgres else "SELECT value FROM json_each(%s)"
-        )
-        params.append(keys if postgres else json.dumps(keys))
+        listed = among(keys, "varchar")
+        parts.append((listed.sql, listed.params))
     # UNION, not a DISTINCT of one dispatch's cells: a dispatch holds a cell once.
-    return RawSQL(" UNION ".join(parts), params)  # noqa: S611 - our own statement
+    sql = " UNION ".join(part for part, _ in parts)
+    return RawSQL(sql, [p for _, params in parts for p in params])  # noqa: S611 - our own
 
 
 def _slot_runs(cells: RawSQL, max_target: int) -> tuple[str, list]:

@@ -19,8 +19,10 @@ def test_in_ids_finds_exactly_those_ids():
 
 def test_in_keys_finds_exactly_those_keys():
     ModelEntry.objects.bulk_create(
-        ModelEntry(name=name, provider="p") for name in ["a|1", "b,2", 'c"3', "d{4}"]
+        ModelEntry(name=name, provider="p")
+        for name in ["a|1", "b,2", 'c"3', "d{4}", "e\\5", "NULL", " f ", "g'6"]
     )
-    found = ModelEntry.objects.filter(name__in=in_keys(["b,2", 'c"3', "d{4}", "e"]))
-    assert sorted(found.values_list("name", flat=True)) == ["b,2", 'c"3', "d{4}"]
+    wanted = ["b,2", 'c"3', "d{4}", "e\\5", "NULL", " f ", "g'6", "h"]
+    found = ModelEntry.objects.filter(name__in=in_keys(wanted))
+    assert sorted(found.values_list("name", flat=True)) == sorted(wanted[:-1])
     assert not ModelEntry.objects.filter(name__in=in_keys([])).exists()
