@@ -134,11 +134,31 @@ class Tally(NamedTuple):
         }
 
 
+#: How a gate read a kind of run: (outcome, rating, build loaded) → its read.
+type Reads = dict[tuple[str, str | None, bool | None], Read]
+
+
 @lru_cache(maxsize=256)
-def _reads(gate: Gate) -> dict[tuple[str, str | None, bool | None], Read]:
+def _reads_of(gate: Gate) -> Reads:
     """How the gate has read each (outcome, rating, build loaded) seen so far: a large board
     reads tens of thousands of runs of a handful of kinds."""
     return {}
+
+
+#: The gate last tallied for and its reads: a board tallies ten thousand slots under one gate,
+#: and hashing the gate for each cost as much as the tally.
+_last: tuple[Gate | None, Reads] = (None, {})
+_PASS, _UNRATED = Read.PASS, Read.UNRATED
+
+
+def _reads(gate: Gate) -> Reads:
+    global _last  # noqa: PLW0603 - one tuple, replaced whole: safe to read from any thread
+    last = _last
+    if last[0] is gate:
+        return last[1]
+    reads = _reads_of(gate)
+    _last = (gate, reads)
+    return reads
 
 
 def tally(runs: Iterable[ReadableRun], *, target: int, in_flight: int, gate: Gate) -> Tally:
@@ -152,21 +172,17 @@ def tally(runs: Iterable[ReadableRun], *, target: int, in_flight: int, gate: Gat
         read = reads.get(kind)
         if read is None:
             read = reads[kind] = read_run(run, gate)
-        if read is Read.PASS:
+        if read is _PASS:
             passing += 1
-        elif read is Read.UNRATED:
+        elif read is _UNRATED:
             unrated += 1
     in_flight = max(0, min(in_flight, target - counted))
     final = max(target, counted + in_flight)
+    # counted, rated, unrated, passing, pending, in flight, required
     return Tally(
-        counted=counted,
-        rated=counted - unrated,
-        unrated=unrated,
-        passing=passing,
-        pending=final - counted,
-        in_flight=in_flight,
-        required=gate.required(final),
-    )
+        counted, counted - unrated, unrated, passing, final - counted, in_flight,
+        gate.required(final),
+    )  # fmt: skip
 
 
 def decide(t: Tally, gate: Gate) -> Verdict | None:
