@@ -50,51 +50,26 @@ def compare(
     in_a = {c["key"]: i for i, c in enumerate(a.climbers)}
     in_b = {c["key"]: i for i, c in enumerate(b.climbers)}
     keys = [c["key"] for c in b.climbers] + [c["key"] for c in a.climbers if c["key"] not in in_b]
-    rungs_a = {pin: j for j, pin in enumerate(_pins(a))}
-    rungs_b = list(_pins(b))
+    rungs = _matched_rungs(a, b)
     climbers, flipped, apart = [], [], []
     flips = {"up": 0, "down": 0}  # slots decided in both whose verdict changed (by position)
     for key in keys:
         ia, ib = in_a.get(key), in_b.get(key)
         ca = a.climbers[ia] if ia is not None else None
         cb = b.climbers[ib] if ib is not None else None
-        ta, tb = (ca or {}).get("totals"), (cb or {}).get("totals")
-        climbers.append(
-            {
-                "key": key,
-                "label": (cb or ca)["label"],
-                "a": _side(ca),
-                "b": _side(cb),
-                "change": change(ca, cb),
-                "totals": {"a": ta, "b": tb, "difference": costs.difference(ta, tb)},
-            }
-        )
+        row = _climber_row(key, ca, cb)
         evidence, up, down = significance.walk(
             a.slots[ia] if ia is not None else None, b.slots[ib] if ib is not None else None
         )
-        climbers[-1]["evidence"] = evidence
+        row["evidence"] = evidence
         flips["up"] += up
         flips["down"] += down
-        if ca is None or cb is None:
-            continue
-        for jb, pin in enumerate(rungs_b):
-            ja = rungs_a.get(pin)
-            if ja is None:
-                continue
-            sa, sb = a.slots[ia][ja][0], b.slots[ib][jb][0]
-            if sa == sb or (sa not in VERDICTS and sb not in VERDICTS):
-                continue
-            rung = b.snapshot["rungs"][jb]["id"]
-            slot = {
-                "climber": key,
-                "label": climbers[-1]["label"],
-                "rung": rung,
-                "rungNumber": jb + 1,
-                "a": sa,
-                "b": sb,
-            }
-            # A flip is a verdict changed; a slot decided in one record only is listed apart.
-            (flipped if sa in VERDICTS and sb in VERDICTS else apart).append(slot)
+        climbers.append(row)
+        if ia is not None and ib is not None:
+            for slot in _slots_decided_apart(row, a.slots[ia], b.slots[ib], rungs, b):
+                # A flip is a verdict changed; a slot decided in one record only is apart.
+                both = slot["a"] in VERDICTS and slot["b"] in VERDICTS
+                (flipped if both else apart).append(slot)
     significance.judge(climbers, alpha)
     return {
         "a": head_json(a),
@@ -115,3 +90,42 @@ def compare(
             "difference": costs.difference(a.totals, b.totals),
         },
     }
+
+
+def _matched_rungs(a: DispatchRecord, b: DispatchRecord) -> list[tuple[int, int]]:
+    """(rung of ``b``, the rung of ``a`` with the same pin) for each rung both ran."""
+    in_a = {pin: j for j, pin in enumerate(_pins(a))}
+    return [(jb, in_a[pin]) for jb, pin in enumerate(_pins(b)) if pin in in_a]
+
+
+def _climber_row(key: str, ca: dict | None, cb: dict | None) -> dict:
+    """A climber of either record, as the compare lists it (its evidence added after)."""
+    shown = cb if cb is not None else ca
+    assert shown is not None, "a climber compared is in one record at least"
+    ta, tb = (ca or {}).get("totals"), (cb or {}).get("totals")
+    return {
+        "key": key,
+        "label": shown["label"],
+        "a": _side(ca),
+        "b": _side(cb),
+        "change": change(ca, cb),
+        "totals": {"a": ta, "b": tb, "difference": costs.difference(ta, tb)},
+    }
+
+
+def _slots_decided_apart(
+    row: dict, slots_a: list, slots_b: list, rungs: list[tuple[int, int]], b: DispatchRecord
+):
+    """The climber's slots of matched rungs whose status differs with a verdict on one side."""
+    for jb, ja in rungs:
+        sa, sb = slots_a[ja][0], slots_b[jb][0]
+        if sa == sb or (sa not in VERDICTS and sb not in VERDICTS):
+            continue
+        yield {
+            "climber": row["key"],
+            "label": row["label"],
+            "rung": b.snapshot["rungs"][jb]["id"],
+            "rungNumber": jb + 1,
+            "a": sa,
+            "b": sb,
+        }
