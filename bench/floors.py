@@ -3,6 +3,8 @@ question, written as bare SQL."""
 
 from django.db import connection
 
+from loopweb.runs.arrays import literal
+
 TALLY_SQL = """
 SELECT cell_key,
        count(*) AS counted,
@@ -13,7 +15,7 @@ FROM (
     SELECT cell_key, validator_rating,
            row_number() OVER (PARTITION BY cell_key ORDER BY finished_at, id) AS rank
     FROM runs_run
-    WHERE counted AND cell_key = ANY(%s)
+    WHERE counted AND cell_key = ANY(%s::varchar[])
 ) slot_runs
 WHERE rank <= %s
 GROUP BY cell_key
@@ -30,8 +32,9 @@ RETURNING id
 
 
 def tally_floor(cell_keys: list[str], target: int) -> int:
+    """The tallies of the cells, the keys sent as one array literal (as the board sends them)."""
     with connection.cursor() as cursor:
-        cursor.execute(TALLY_SQL, [cell_keys, target])
+        cursor.execute(TALLY_SQL, [literal(cell_keys), target])
         return len(cursor.fetchall())
 
 
