@@ -135,6 +135,17 @@ def test_a_page_size_is_an_integer_from_1_to_500(owner_api, size):
     assert_400_on(owner_api.get("/api/runs/", {"pageSize": size}), "pageSize")
 
 
+@pytest.mark.parametrize("page", ["", "abc", "0", "-1", "2.5", "last", " 1"])
+def test_a_page_is_an_integer_of_1_or_more(owner_api, page):
+    """An empty ``page`` is not the first page: the schema says an integer from 1."""
+    assert_400_on(owner_api.get("/api/jobs/", {"page": page}), "page")
+
+
+def test_a_page_past_the_last_is_not_found(owner_api):
+    assert owner_api.get("/api/jobs/", {"page": "1"}).status_code == 200
+    assert owner_api.get("/api/jobs/", {"page": "2"}).status_code == 404
+
+
 @pytest.mark.parametrize("value", ["maybe", "1", "True", ""])
 def test_a_boolean_filter_is_true_or_false(owner_api, value):
     assert_400_on(owner_api.get("/api/runs/", {"reviewed": value}), "reviewed")

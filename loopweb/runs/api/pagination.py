@@ -5,8 +5,9 @@ from loopweb.runs.numbers import typed_integer
 
 
 class Pagination(PageNumberPagination):
-    """Pages of 50 by default. ``pageSize`` is an integer from 1 to 500: anything else is a 400
-    naming it (not the default page: the schema says what it takes)."""
+    """Pages of 50 by default. ``page`` is an integer of 1 or more and ``pageSize`` one from 1 to
+    500: anything else is a 400 naming it (not the first page or the default size: the schema
+    says what each takes). A page past the last is a 404."""
 
     page_size = 50
     page_size_query_param = "pageSize"
@@ -26,6 +27,15 @@ class Pagination(PageNumberPagination):
                 }
             )
         return size
+
+    def get_page_number(self, request, paginator):
+        raw = request.query_params.get(self.page_query_param)
+        if raw is None:
+            return 1
+        number = typed_integer(raw, low=1)
+        if number is None:
+            raise ValidationError({self.page_query_param: ["Must be an integer of 1 or more."]})
+        return number
 
     def get_schema_operation_parameters(self, view):
         parameters = super().get_schema_operation_parameters(view)
