@@ -299,8 +299,7 @@ class LadderViewSet(viewsets.GenericViewSet):
                 raise NotFound from None
         if "since" in request.query_params:
             delta = shared_progress.since(board, request.query_params["since"], look)
-            # No budget enabled when last noted: no slot waits, nothing to read.
-            waiting = None if waiting_marks.idle() else _waiting_for(board, json.loads(delta))
+            waiting = _waiting_for(board, json.loads(delta))
             return _tagged(_json(request, waiting or delta), board.version)
         return progress_response(request, board)
 

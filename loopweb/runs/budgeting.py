@@ -346,9 +346,9 @@ def save_budget(*, budget: ProviderBudget | None, values: Mapping[str, Any]) -> 
             raise Conflict(f"a budget for {target} already exists") from None
         if connection.vendor == "postgresql":
             lay_out_places(budget.pk)  # now, not at the next claim
-    from loopweb.runs import waiting_marks
+        from loopweb.runs import waiting_marks
 
-    waiting_marks.wake()
+        waiting_marks.settle([budget])  # its slots begin or stop waiting with this save
     return budget
 
 

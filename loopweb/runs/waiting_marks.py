@@ -11,7 +11,9 @@ change log as the database's capture does (``loopweb.runs.changes``). A version 
 sees those cells changed: no 304, and ``?since=`` answers their climbers.
 
 Which budgets were full when last noted is kept on their rows (``ProviderBudget.marked_full``),
-flipped by a conditional update, so of readers noting at once one records the marks.
+flipped by a conditional update, so of readers noting at once one records the marks. A budget
+saved through ``budgeting.save_budget`` settles in the saving transaction, so the next read on any
+process sees what its slots wait on.
 """
 
 import json
@@ -26,45 +28,33 @@ from django.db.models import Q
 from loopweb.runs import budgeting
 from loopweb.runs.models import Change, ChangeHorizon, Job, JobStatus, ProviderBudget
 
-#: A process notes the budgets' state at most this often (seconds); and when it found no budget
-#: enabled, at most this often until it finds one (or saves one itself: ``wake``).
+#: A process notes the budgets' state at most this often (seconds): a budget that fills or has room
+#: again through claims, ended jobs or the clock is marked within this long on every process.
+#: A budget saved through the API, the console or the admin is marked in its own transaction
+#: (``settle``).
 EVERY = 1.0
-IDLE_EVERY = 30.0
 
 _due = 0.0
-_idle = False
 _lock = threading.Lock()
-
-
-def wake() -> None:
-    """A budget was saved in this process: note at the next read."""
-    global _due, _idle
-    with _lock:
-        _due, _idle = 0.0, False
-
-
-def idle() -> bool:
-    """Whether this process found no budget enabled when it last noted (no slot waits)."""
-    return _idle
 
 
 def note(now: datetime | None = None) -> None:
     """Record the marks of the budgets that became full or have room again since last noted:
     nothing (and no query) until this process is due to note again, one query when no budget is
     enabled or marked full."""
-    global _due, _idle
+    global _due
     clock = time.monotonic()
     with _lock:
         if clock < _due:
             return
         _due = clock + EVERY
-    budgets = list(
-        ProviderBudget.objects.filter(Q(enabled=True) | Q(marked_full=True)).order_by("pk")
-    )
-    with _lock:
-        _idle = not budgets
-        if _idle:
-            _due = max(_due, clock + IDLE_EVERY)
+    settle(ProviderBudget.objects.filter(Q(enabled=True) | Q(marked_full=True)), now)
+
+
+def settle(budgets: Iterable[ProviderBudget], now: datetime | None = None) -> None:
+    """Flip ``marked_full`` of each of ``budgets`` whose room says otherwise, and record the
+    marks of those this caller flipped (a conditional update: of callers at once, one wins)."""
+    budgets = sorted(budgets, key=lambda b: b.pk)
     if not budgets:
         return
     found = budgeting.figures([b for b in budgets if b.enabled], now)

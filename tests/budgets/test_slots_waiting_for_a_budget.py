@@ -103,9 +103,7 @@ def noted_at_once(monkeypatch):
     from loopweb.runs import waiting_marks
 
     monkeypatch.setattr(waiting_marks, "EVERY", 0.0)
-    monkeypatch.setattr(waiting_marks, "IDLE_EVERY", 0.0)
     monkeypatch.setattr(waiting_marks, "_due", 0.0)
-    monkeypatch.setattr(waiting_marks, "_idle", False)
 
 
 # A version is a snapshot of committed writes: these read it across commits.

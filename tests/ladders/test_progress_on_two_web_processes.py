@@ -69,3 +69,31 @@ def test_a_write_through_one_process_is_seen_by_the_next_read_through_the_other(
     board = b.call(owner_token, progress)
     assert board["dispatch"]["status"] == "stopped"
     assert board["dispatch"]["runs"]["inFlight"] == 0
+
+
+def _waiting(board: dict) -> list[str]:
+    return [c["label"] for c in board["climbers"] if any("waitingFor" in s for s in c["slots"])]
+
+
+def test_a_budget_saved_through_one_process_is_seen_by_the_next_read_through_the_other(
+    servers, owner, driver, staff
+):
+    """What a board's slots wait on follows a budget saved in another process at once: its
+    version, a read since it and a whole read."""
+    a, b = servers
+    owner_token = ApiToken.objects.issue(owner)[1]
+    staff_token = ApiToken.objects.issue(staff)[1]
+    ladder = make_ladder(owner, versions(1), climbers(3))
+    services.start_dispatch(ladder=ladder)
+    b.call(ApiToken.objects.issue(driver)[1], "/api/driver/claim", {"max": 1})
+    progress = f"/api/ladders/{ladder.pk}/progress"
+    first = b.request(owner_token, progress)  # B has found no budget, and no slot waiting
+    version = first.json()["version"]
+    assert not _waiting(first.json())
+
+    a.call(staff_token, "/api/budgets/", {"provider": "acme", "maxInFlight": 1})
+
+    again = b.request(owner_token, progress, headers={"If-None-Match": first.headers["ETag"]})
+    assert again.status == 200
+    assert len(_waiting(again.json())) == 2
+    assert len(_waiting(b.call(owner_token, f"{progress}?since={version}"))) == 2
