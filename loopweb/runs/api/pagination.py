@@ -1,13 +1,18 @@
+import re
+
 from rest_framework.exceptions import ValidationError
 from rest_framework.pagination import PageNumberPagination
 
-from loopweb.runs.numbers import typed_integer
+from loopweb.runs.numbers import MAX_ID, typed_integer
+
+#: A page typed as digits alone, with a digit other than 0: a page number however long.
+DIGITS = re.compile(r"0*[1-9][0-9]*")
 
 
 class Pagination(PageNumberPagination):
     """Pages of 50 by default. ``page`` is an integer of 1 or more and ``pageSize`` one from 1 to
     500: anything else is a 400 naming it (not the first page or the default size: the schema
-    says what each takes). A page past the last is a 404."""
+    says what each takes). A page past the last is a 404, however many digits it has."""
 
     page_size = 50
     page_size_query_param = "pageSize"
@@ -33,6 +38,8 @@ class Pagination(PageNumberPagination):
         if raw is None:
             return 1
         number = typed_integer(raw, low=1)
+        if number is None and DIGITS.fullmatch(raw):
+            number = MAX_ID  # more digits than an id holds: past the last page
         if number is None:
             raise ValidationError({self.page_query_param: ["Must be an integer of 1 or more."]})
         return number
