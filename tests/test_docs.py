@@ -111,3 +111,30 @@ def test_every_seed_heading_names_its_module_and_a_test_that_exists():
         assert f'"{heading.split(" (")[0]}"' in path.read_text() or seed != "004", (
             f"{test} does not name the seed heading {heading!r}"
         )
+
+
+def parts(path: Path) -> dict[str, str]:
+    """A decision's Context, Decision and Consequences, each as written under its heading."""
+    text = path.read_text(encoding="utf-8")
+    found = re.split(r"^## (Context|Decision|Consequences)\n", text, flags=re.MULTILINE)
+    return {found[i]: found[i + 1].strip() for i in range(1, len(found) - 1, 2)}
+
+
+def test_each_decision_says_its_own_context_and_consequences():
+    """A context is the situation that asked for this decision, and its consequences what follows
+    from it: a sentence shared by many decisions, or none, tells a reader nothing."""
+    seen: dict[str, list[str]] = {}
+    for path in decision_files():
+        for part in ("Context", "Consequences"):
+            seen.setdefault(f"{part}: {parts(path).get(part, '')}", []).append(path.name[:4])
+    shared = {text[:90]: names for text, names in seen.items() if len(names) > 1}
+    assert shared == {}
+
+
+def test_a_decisions_consequences_say_more_than_where_it_lives():
+    bare = [
+        path.name
+        for path in decision_files()
+        if re.fullmatch(r"(No further consequence.*|Where it lives: [^\n]*)", parts(path)["Consequences"])
+    ]
+    assert bare == []
