@@ -120,7 +120,7 @@ def test_the_api_docs_render_with_nothing_refused(open_page):
     # An operation opens (Swagger UI's own scripts and styles at work).
     page.locator(".opblock-summary").first.click()
     expect(page.locator(".opblock-body").first).to_be_visible()
-    page.wait_for_timeout(300)
+    page.wait_for_load_state("networkidle")  # whatever the opened operation loads, loaded
     watch.assert_none("the API docs")
 
 
