@@ -28,10 +28,13 @@ ProgressResponse = OpenApiResponse(
 )
 
 
-def progress_response(request, board: shared_progress.Board) -> HttpResponse:
+def progress_response(
+    request, board: shared_progress.Board, budgets: list | None = None
+) -> HttpResponse:
     """Progress as encoded, and compressed, once for all its viewers (``ladders.shared_progress``):
-    a large board is a few megabytes of JSON and a tenth of that gzipped."""
-    waiting = _waiting_for(board)
+    a large board is a few megabytes of JSON and a tenth of that gzipped. ``budgets``: the enabled
+    budgets, when this request read them already."""
+    waiting = _waiting_for(board, budgets=budgets)
     if waiting:
         return _tagged(_json(request, waiting), board.version)
     if _accepts_gzip(request):
@@ -42,7 +45,9 @@ def progress_response(request, board: shared_progress.Board) -> HttpResponse:
     return _tagged(response, board.version)
 
 
-def _waiting_for(board: shared_progress.Board, body: dict | None = None) -> bytes | None:
+def _waiting_for(
+    board: shared_progress.Board, body: dict | None = None, budgets: list | None = None
+) -> bytes | None:
     """The board (or ``body``, a delta of it) with ``waitingFor`` on each slot whose next job
     waits on a provider budget at its cap, or None when none does (one query when no budget is
     enabled). Read at each read; a version follows it through the marks a slot's cell gets when
@@ -51,7 +56,8 @@ def _waiting_for(board: shared_progress.Board, body: dict | None = None) -> byte
     dispatch = body.get("dispatch")
     if not dispatch or body["ladder"].get("status") not in ("running", "needsAttention"):
         return None
-    jobs = budgeting.waiting_jobs(origins.dispatch_prefix(board.ladder_id, dispatch["id"]))
+    prefix = origins.dispatch_prefix(board.ladder_id, dispatch["id"])
+    jobs = budgeting.waiting_jobs(prefix, enabled=budgets)
     if not jobs:
         return None
     waiting = {(origins.split(job.origin)[1], job.cell_key): job.waiting_for for job in jobs}
@@ -282,7 +288,7 @@ class LadderViewSet(viewsets.GenericViewSet):
         # Polled by every viewer: a current version is answered 304 by one query, which also
         # tells whether this reader may see the ladder (else the read below answers 404).
         look = None  # what the client's version was checked with, for the read to go on from
-        waiting_marks.note()  # slots that began or stopped waiting on a budget: their cells
+        budgets = waiting_marks.note()  # slots that began or stopped waiting: their cells
         if 1 <= int(pk) <= MAX_ID:  # an id a ladder could have (the path takes any digits)
             for version in _client_versions(request):
                 checked = shared_progress.check(request.user, int(pk), version)
@@ -299,9 +305,9 @@ class LadderViewSet(viewsets.GenericViewSet):
                 raise NotFound from None
         if "since" in request.query_params:
             delta = shared_progress.since(board, request.query_params["since"], look)
-            waiting = _waiting_for(board, json.loads(delta))
+            waiting = _waiting_for(board, json.loads(delta), budgets)
             return _tagged(_json(request, waiting or delta), board.version)
-        return progress_response(request, board)
+        return progress_response(request, board, budgets)
 
     @extend_schema(
         request=None,

@@ -293,10 +293,17 @@ class WaitingJob:
         return Waiting(self.budget.pk, self.budget.provider, self.budget.model or None)
 
 
-def waiting_jobs(origin_prefix: str, now: datetime | None = None) -> list[WaitingJob]:
+def waiting_jobs(
+    origin_prefix: str,
+    now: datetime | None = None,
+    enabled: list[ProviderBudget] | None = None,
+) -> list[WaitingJob]:
     """The queued jobs of these origins that wait on a budget at its cap: one query when no
-    budget is enabled, two when none of them is queued, at most five."""
-    budgets = list(ProviderBudget.objects.filter(enabled=True).order_by("pk"))
+    budget is enabled, two when none of them is queued, at most five (one fewer each when the
+    caller read the ``enabled`` budgets in this request)."""
+    if enabled is None:
+        enabled = list(ProviderBudget.objects.filter(enabled=True))
+    budgets = sorted(enabled, key=lambda b: b.pk)
     if not budgets:
         return []
     queued = list(

@@ -38,17 +38,20 @@ _due = 0.0
 _lock = threading.Lock()
 
 
-def note(now: datetime | None = None) -> None:
+def note(now: datetime | None = None) -> list[ProviderBudget] | None:
     """Record the marks of the budgets that became full or have room again since last noted:
     nothing (and no query) until this process is due to note again, one query when no budget is
-    enabled or marked full."""
+    enabled or marked full. Returns the enabled budgets it read (None when not due), for the
+    caller's own read of what waits on them."""
     global _due
     clock = time.monotonic()
     with _lock:
         if clock < _due:
-            return
+            return None
         _due = clock + EVERY
-    settle(ProviderBudget.objects.filter(Q(enabled=True) | Q(marked_full=True)), now)
+    budgets = list(ProviderBudget.objects.filter(Q(enabled=True) | Q(marked_full=True)))
+    settle(budgets, now)
+    return [b for b in budgets if b.enabled]
 
 
 def settle(budgets: Iterable[ProviderBudget], now: datetime | None = None) -> None:

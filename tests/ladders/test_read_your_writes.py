@@ -364,15 +364,16 @@ def test_a_changed_poll_costs_the_token_one_look_and_its_climbers(
     owner, owner_api, driver, django_assert_max_num_queries
 ):
     """After a push, a poll with its version: the token's query, the one look (which also says
-    the reader may see the ladder, so the ladder is not fetched first), and the changed climber
-    computed again in a snapshot of its own (BEGIN, SET TRANSACTION, its climber row, its
-    evidence in five statements, its reviews, COMMIT): as many whatever the board's size."""
+    the reader may see the ladder, so the ladder is not fetched first), the enabled provider
+    budgets (which slots wait on one), and the changed climber computed again in a snapshot of
+    its own (BEGIN, SET TRANSACTION, its climber row, its evidence in five statements, its
+    reviews, COMMIT): as many whatever the board's size."""
     ladder = started(owner, n_climbers=3, n_rungs=3)
     version = progress(owner_api, ladder).headers["ETag"].strip('"')
     jobs = claim_all(driver)
     push(driver, jobs[1], record=PERFECT)
 
-    with django_assert_max_num_queries(11):
+    with django_assert_max_num_queries(12):
         delta = owner_api.get(
             f"/api/ladders/{ladder.pk}/progress?since={version}",
             HTTP_IF_NONE_MATCH=f'"{version}"',
