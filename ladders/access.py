@@ -14,7 +14,8 @@ NOT_CREATED = "Only owners create ladders."
 
 
 #: ``selectors.ladders_for`` as an SQL condition: the ladder ``%(ladder)s`` exists and the user
-#: ``%(viewer)s`` owns it or reviews it, or is staff (``%(staff)s``). A test holds the two equal.
+#: ``%(viewer)s`` owns it or reviews it, or is staff (``%(staff)s``). A test holds the two equal
+#: (``tests/ladders/test_who_sees_a_ladder.py``).
 SEES_SQL = f"""EXISTS (
     SELECT 1 FROM {Ladder._meta.db_table} AS seen
     WHERE seen.id = %(ladder)s AND (%(staff)s OR seen.owner_id = %(viewer)s OR EXISTS (

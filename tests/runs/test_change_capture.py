@@ -63,7 +63,6 @@ def test_a_renewed_lease_records_nothing_and_a_new_status_records_the_cell(owner
     assert recorded() == [job.cell_key]
 
 
-@pytest.mark.postgres
 @pytest.mark.postgres  # statement triggers; SQLite's row triggers record each row's key
 def test_one_statement_records_each_key_once(owner):
     version, combination = CaseVersionFactory(), CombinationFactory()
