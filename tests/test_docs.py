@@ -131,10 +131,13 @@ def test_each_decision_says_its_own_context_and_consequences():
     assert shared == {}
 
 
+BARE_CONSEQUENCES = r"(No further consequence.*|Where it lives: [^\n]*)"
+
+
 def test_a_decisions_consequences_say_more_than_where_it_lives():
     bare = [
         path.name
         for path in decision_files()
-        if re.fullmatch(r"(No further consequence.*|Where it lives: [^\n]*)", parts(path)["Consequences"])
+        if re.fullmatch(BARE_CONSEQUENCES, parts(path)["Consequences"])
     ]
     assert bare == []
