@@ -1,5 +1,10 @@
 """Seed 004, "Ladders" and "Endpoints": the ladder surface over HTTP, end to end."""
 
+import gzip
+import json
+
+import pytest
+
 from tests.ladders.builders import PERFECT, climbers, config, rung, versions, work
 
 
@@ -87,3 +92,54 @@ def test_staff_editing_an_owners_ladder_keeps_the_owners_groups(owner, owner_api
     assert response.status_code == 200, response.json()
     assert response.json()["groups"] == [group.pk]
     assert response.json()["owner"] == "olive"
+
+
+def test_run_of_a_ladder_with_no_rungs_or_no_climbers_is_a_400_on_the_missing_field(owner_api):
+    """Saving empty is allowed (a ladder is built over several edits); Run is refused, on the
+    field to fill, and starts nothing."""
+    combos = climbers(1)
+    no_rungs = create(owner_api, combinations=[c.pk for c in combos])
+    no_climbers = create(owner_api, name="no climbers", rungs=[rung(v) for v in versions(1)])
+
+    for ladder, field in ((no_rungs, "rungs"), (no_climbers, "climbers")):
+        refused = owner_api.post(f"/api/ladders/{ladder['id']}/run")
+        assert refused.status_code == 400, refused.json()
+        assert field in refused.json()["errors"], refused.json()
+        assert owner_api.get(f"/api/ladders/{ladder['id']}/progress").json()["dispatch"] is None
+
+
+@pytest.mark.parametrize(
+    "field, low, high",
+    [("runsPerCell", 1, 100), ("runsInFlightLimit", 0, 100_000)],
+)
+def test_a_ladders_counts_are_held_to_their_ranges(owner_api, field, low, high):
+    for value in (low, high):
+        create(owner_api, name=f"{field} {value}", **{field: value})
+    for value in (low - 1, high + 1):
+        refused = owner_api.post("/api/ladders/", config(**{field: value}), format="json")
+        assert refused.status_code == 400 and field in refused.json()["errors"], refused.json()
+
+
+def test_a_rungs_runs_are_held_to_1_to_100(owner_api):
+    version = versions(1)[0]
+    create(owner_api, rungs=[rung(version, runs=100)])
+    for runs in (0, 101):
+        refused = owner_api.post(
+            "/api/ladders/", config(rungs=[rung(version, runs=runs)]), format="json"
+        )
+        assert refused.status_code == 400 and "rungs.0.runs" in refused.json()["errors"], (
+            refused.json()
+        )
+
+
+def test_progress_is_gzipped_for_a_client_that_accepts_it(owner_api):
+    ladder = create(
+        owner_api, rungs=[rung(v) for v in versions(2)], combinations=[c.pk for c in climbers(2)]
+    )
+    url = f"/api/ladders/{ladder['id']}/progress"
+    plain = owner_api.get(url)
+    zipped = owner_api.get(url, HTTP_ACCEPT_ENCODING="gzip, br")
+
+    assert "Content-Encoding" not in plain
+    assert zipped["Content-Encoding"] == "gzip"
+    assert json.loads(gzip.decompress(zipped.content)) == plain.json()
