@@ -4,9 +4,9 @@ dispatches, climbers, rungs and runs (``tests/ladders/test_query_budgets.py``):
   1. the dispatches' climbers with their combinations
   2-3. the catalog rows those combinations name (gg configurations, model entries), unless given
   4. the dispatches' own jobs in flight, per origin and cell
-  5. the dispatches' exhausted failures (and, only when there are some, their slots' latest
+  5. jobs in flight per slot cell, whoever launched them
+  6. the dispatches' exhausted failures (and, only when there are some, their slots' latest
      launches)
-  6. jobs in flight per slot cell, whoever launched them
   7. the first counted runs of every slot cell
 
 A board whose cells changed reads again the climbers holding them (``only``) and those cells
@@ -151,15 +151,20 @@ def load(
     prefixes = {d.origin_prefix: d.pk for d in dispatches}
     own = Job.objects.filter(_of_dispatches(prefixes))
     own = own.filter(cell_key__in=cells) if only is not None else own
-    # Jobs before runs: read by a pass under READ COMMITTED (a board reads one snapshot), a push
-    # landing between them shows its job still in flight beside its run (a slot waits a moment),
-    # never a job gone with no run (a block that never happened).
-    *job_rows, in_flight_rows, run_rows = fetch_rows(
-        *_own_jobs(own), _cell_in_flight(Q(cell_key__in=cells)), _slot_runs(cells, max_target)
+    # Jobs in flight, then failures, then runs: read by a pass under READ COMMITTED (a board
+    # reads one snapshot), a job ending between two of them is in flight in the read before and
+    # ended (its failure, its run) in the read after, never gone from both: no block that never
+    # happened, no slot launched again beside a failure that blocks it.
+    own_in_flight, exhausted = _own_jobs(own)
+    own_rows, in_flight_rows, exhausted_rows, run_rows = fetch_rows(
+        own_in_flight,
+        _cell_in_flight(Q(cell_key__in=cells)),
+        exhausted,
+        _slot_runs(cells, max_target),
     )
     runs = _by_cell(run_rows)
     cell_in_flight = dict(in_flight_rows)
-    launched, failures, last_launch = _read_own_jobs(own, prefixes, *job_rows)
+    launched, failures, last_launch = _read_own_jobs(own, prefixes, own_rows, exhausted_rows)
     for item in loaded:
         pk = item.dispatch.pk
         item.evidence = Evidence(

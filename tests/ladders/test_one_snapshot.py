@@ -114,3 +114,43 @@ def test_a_pass_never_records_a_block_made_of_two_moments(
     assert pushed
     assert list(DispatchClimber.objects.values_list("blocked", flat=True)) == [""]
     assert not Dispatch.objects.get(ladder=ladder).needs_attention
+
+
+@pytest.mark.parametrize("after", [1, 2, 3])
+def test_a_last_attempt_failing_while_a_pass_reads_never_launches_its_slot_again(
+    owner, driver, monkeypatch, after
+):
+    """A pass reads its evidence in several statements under READ COMMITTED, beside drivers. The
+    one attempt a slot has, failing for good between two of them, is either still in flight or
+    a failure in what the pass reads: never gone from both, which read as a run missing and
+    launched the slot again, so its climber left the rung it was blocked on (seed 004: "Nothing
+    the dispatch does by itself moves it from there")."""
+    from ladders import services
+    from ladders.models import DispatchClimber
+    from loopweb.runs.models import Job
+
+    ladder = make_ladder(owner, versions(1), climbers(1), retryCount=0)
+    services.start_dispatch(ladder=ladder)
+    [job] = run_services.claim_jobs(driver=driver, limit=10)
+    real = evidence.fetch_rows
+    failed = []
+
+    def fail_between(*queries):
+        head = real(*queries[:after])
+        if not failed:
+            failed.append(True)
+            _in_another_connection(
+                lambda: run_services.fail_job(
+                    job_id=job.pk, driver=driver, failure="infrastructure"
+                )
+            )
+        return head + real(*queries[after:])
+
+    monkeypatch.setattr(evidence, "fetch_rows", fail_between)
+    services.run_launch_pass(ladder_id=ladder.pk)
+    monkeypatch.setattr(evidence, "fetch_rows", real)
+    services.run_launch_pass(ladder_id=ladder.pk)
+
+    assert failed
+    assert Job.objects.count() == 1, "the slot was launched again"
+    assert list(DispatchClimber.objects.values_list("blocked", flat=True)) == ["failing"]
