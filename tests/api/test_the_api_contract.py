@@ -149,6 +149,11 @@ def test_a_page_past_the_last_is_not_found(owner_api, past):
     assert owner_api.get("/api/jobs/", {"page": past}).status_code == 404
 
 
+def test_a_page_with_leading_zeros_is_that_page(owner_api):
+    """However many zeros lead it, page 1 is the first page (not one past any last)."""
+    assert owner_api.get("/api/jobs/", {"page": "0" * 30 + "1"}).status_code == 200
+
+
 @pytest.mark.parametrize("value", ["maybe", "1", "True", ""])
 def test_a_boolean_filter_is_true_or_false(owner_api, value):
     assert_400_on(owner_api.get("/api/runs/", {"reviewed": value}), "reviewed")

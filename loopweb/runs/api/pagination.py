@@ -37,12 +37,11 @@ class Pagination(PageNumberPagination):
         raw = request.query_params.get(self.page_query_param)
         if raw is None:
             return 1
-        number = typed_integer(raw, low=1)
-        if number is None and DIGITS.fullmatch(raw):
-            number = MAX_ID  # more digits than an id holds: past the last page
-        if number is None:
+        if not DIGITS.fullmatch(raw):
             raise ValidationError({self.page_query_param: ["Must be an integer of 1 or more."]})
-        return number
+        digits = raw.lstrip("0")
+        # More digits than an id holds: a page past the last, however it is written.
+        return typed_integer(digits, low=1) or MAX_ID
 
     def get_schema_operation_parameters(self, view):
         parameters = super().get_schema_operation_parameters(view)
