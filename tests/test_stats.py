@@ -3,6 +3,9 @@ significance policy (docs/statistics.md), checked against published reference va
 properties."""
 
 import math
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 from hypothesis import assume, given
@@ -10,6 +13,8 @@ from hypothesis import strategies as st
 from scipy.stats import binom
 
 from loopweb import stats
+
+ROOT = Path(__file__).resolve().parent.parent
 
 # Wilson intervals -----------------------------------------------------------------------------
 
@@ -60,6 +65,31 @@ def test_a_wilson_interval_holds_its_estimate_inside_zero_and_one(case):
     # Symmetric: the failures' interval is the passes' mirrored.
     mirrored = stats.wilson(counted - passed, counted)
     assert mirrored == (pytest.approx(1 - high, abs=1e-12), pytest.approx(1 - low, abs=1e-12))
+
+
+def test_a_wilson_interval_is_scipys_to_the_last_digits():
+    """Written out (a board's every slot has one), the interval is SciPy's ``method="wilson"``."""
+    from scipy.stats import binomtest
+
+    for counted in range(1, 61):
+        for passed in range(counted + 1):
+            interval = binomtest(passed, counted).proportion_ci(0.95, method="wilson")
+            expected = (max(0.0, interval.low), min(1.0, interval.high))
+            assert stats.wilson(passed, counted) == pytest.approx(expected, abs=1e-12)
+
+
+def test_a_pass_rate_is_read_without_loading_scipy():
+    """Every board shows a pass rate per slot: a fresh web process's first board does not wait
+    seconds for SciPy to load (nor carry it), only a compare or a significance read does."""
+    code = (
+        "import sys; from loopweb import stats; "
+        "assert stats.pass_rate(2, 3)['low'] == 0.2077; "
+        "assert 'scipy' not in sys.modules, 'SciPy was loaded'"
+    )
+    done = subprocess.run(  # noqa: S603 - our own interpreter and code
+        [sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=False
+    )
+    assert done.returncode == 0, done.stderr
 
 
 @given(st.integers(1, 200))
