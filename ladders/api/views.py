@@ -1,5 +1,4 @@
 import gzip
-import json
 import re
 
 from django.http import HttpResponse
@@ -46,20 +45,21 @@ def progress_response(
 
 
 def _waiting_for(
-    board: shared_progress.Board, body: dict | None = None, budgets: list | None = None
+    board: shared_progress.Board, delta: bytes | None = None, budgets: list | None = None
 ) -> bytes | None:
-    """The board (or ``body``, a delta of it) with ``waitingFor`` on each slot whose next job
-    waits on a provider budget at its cap, or None when none does (one query when no budget is
-    enabled). Read at each read; a version follows it through the marks a slot's cell gets when
-    it begins or stops waiting (``loopweb.runs.waiting_marks``)."""
-    body = board.body if body is None else body
-    dispatch = body.get("dispatch")
-    if not dispatch or body["ladder"].get("status") not in ("running", "needsAttention"):
+    """The board (or ``delta``, a part of it as encoded) with ``waitingFor`` on each slot whose
+    next job waits on a provider budget at its cap, or None when none does (one query when no
+    budget is enabled; nothing is decoded then). Read at each read; a version follows it through
+    the marks a slot's cell gets when it begins or stops waiting
+    (``loopweb.runs.waiting_marks``)."""
+    figures = board.figures
+    if not figures or figures["status"] not in ("running", "needsAttention"):
         return None
-    prefix = origins.dispatch_prefix(board.ladder_id, dispatch["id"])
+    prefix = origins.dispatch_prefix(board.ladder_id, figures["id"])
     jobs = budgeting.waiting_jobs(prefix, enabled=budgets)
     if not jobs:
         return None
+    body = board.body if delta is None else jsonbytes.loads(delta.decode())
     waiting = {(origins.split(job.origin)[1], job.cell_key): job.waiting_for for job in jobs}
     patched = dict(body)
     patched["climbers"] = [
@@ -305,7 +305,7 @@ class LadderViewSet(viewsets.GenericViewSet):
                 raise NotFound from None
         if "since" in request.query_params:
             delta = shared_progress.since(board, request.query_params["since"], look)
-            waiting = _waiting_for(board, json.loads(delta), budgets)
+            waiting = _waiting_for(board, delta, budgets)
             return _tagged(_json(request, waiting or delta), board.version)
         return progress_response(request, board, budgets)
 
