@@ -74,7 +74,7 @@ def run_launch_pass(*, ladder_id: int) -> PassReport | None:
         if dispatch is None or dispatch.status != DispatchStatus.RUNNING:
             return None
         [loaded] = evidence.load([dispatch])
-        standing = standing_of(loaded, running=True)
+        standing = standing_of(loaded, running=True, whole=False)
         if dispatch.passes == 0:
             # The first pass launches the dispatch's first jobs: every run its slots read now
             # is from before this Run.

@@ -123,10 +123,10 @@ def dispatch_of(ladder: Ladder) -> Dispatch | None:
         return None
 
 
-def standing_of(loaded: evidence.Loaded, *, running: bool) -> Standing:
+def standing_of(loaded: evidence.Loaded, *, running: bool, whole: bool = True) -> Standing:
     return evaluate(
         rungs=loaded.rungs, climbers=loaded.inputs, gate=loaded.gate, evidence=loaded.evidence,
-        running=running,
+        running=running, whole=whole,
     )  # fmt: skip
 
 

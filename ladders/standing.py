@@ -215,7 +215,13 @@ def evaluate(
     gate: Gate,
     evidence: Evidence,
     running: bool,
+    whole: bool = True,
 ) -> Standing:
+    """Every climber's standing. Not ``whole`` (a launch pass's): a climber stopped on a rung it
+    has not passed nor failed has no slots after it (pending all, and ten thousand of them on a
+    large board climbing its first rungs); one that failed or completed has all of its slots,
+    and so does every climber of an ended standing."""
+    whole = whole or not running
     held: set[str] = {c.pinned.key for c in climbers if c.pinned is not None}
     standings = []
     for climber in climbers:
@@ -223,8 +229,9 @@ def evaluate(
         if pin_now and cell is not None:  # a cell pinned now is one
             held.add(cell.key)
         standings.append(
-            _climb(climber, cell, pin_now, problem, rungs=rungs, gate=gate, evidence=evidence)
-        )
+            _climb(climber, cell, pin_now, problem, rungs=rungs, gate=gate, evidence=evidence,
+                   whole=whole)
+        )  # fmt: skip
     standing = Standing(
         climbers=standings, launched_in_flight=sum(evidence.launched_in_flight.values())
     )
@@ -259,6 +266,7 @@ def _climb(
     rungs: list[RungSnap],
     gate: Gate,
     evidence: Evidence,
+    whole: bool = True,
 ) -> ClimberStanding:
     standing = ClimberStanding(climber.combination_key, climber.label, COMPLETED, cell, pin_now)
     if cell is None:
@@ -304,6 +312,8 @@ def _climb(
             standing.status = FAILED
             continue
         _undecided(standing, slot, climber, rung, key, problem, evidence)
+        if not whole:
+            break
     if stopped_at is not None and standing.status == FAILED:
         for slot in standing.slots[stopped_at + 1 :]:
             slot.status = SKIPPED
