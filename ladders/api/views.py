@@ -18,6 +18,7 @@ from ladders import access, origins, progress, selectors, services, shared_progr
 from ladders import queue as review_queue
 from ladders.api import serializers as s
 from ladders.models import Ladder
+from ladders.statuses import NEEDS_ATTENTION, RUNNING
 from loopweb.runs import budgeting, jsonbytes, waiting_marks
 from loopweb.runs.json_fields import MAX_ID
 
@@ -53,7 +54,7 @@ def _waiting_for(
     the marks a slot's cell gets when it begins or stops waiting
     (``loopweb.runs.waiting_marks``)."""
     figures = board.figures
-    if not figures or figures["status"] not in ("running", "needsAttention"):
+    if not figures or figures["status"] not in (RUNNING, NEEDS_ATTENTION):
         return None
     prefix = origins.dispatch_prefix(board.ladder_id, figures["id"])
     jobs = budgeting.waiting_jobs(prefix, enabled=budgets)
