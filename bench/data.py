@@ -9,7 +9,7 @@ from django.utils import timezone
 
 from ladders import services
 from ladders.bodies import ladder_body, rung_body
-from ladders.models import Dispatch
+from ladders.models import Dispatch, DispatchClimber
 from loopweb.runs.cells import CasePin, CombinationCell, cell_key
 from loopweb.runs.models import Case, CaseVersion, Combination, ModelEntry, Role, Run
 
@@ -97,6 +97,8 @@ def ladder_with_runs(*, climbers: int, rungs: int, runs_per_cell: int, unrelated
         )
     Run.objects.bulk_create(rows, batch_size=5000)
     services.start_dispatch(ladder=ladder, run_pass=False)
+    undecided = DispatchClimber.objects.filter(dispatch__ladder=ladder, verdicts={})
+    assert undecided.count() == climbers, "a timed pass decides every slot afresh"
     settle_statistics()
     return ladder, Dispatch.objects.get(ladder=ladder)
 

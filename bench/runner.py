@@ -58,10 +58,11 @@ def slot_cells(dispatch) -> list[str]:
 
 
 def one_pass(ladder: Ladder) -> None:
-    """A full deciding pass, rolled back so every repetition decides everything again."""
+    """A full deciding pass, rolled back so every repetition decides everything again: the
+    ladder's climbers hold no verdict (``bench.data.ladder_with_runs`` starts its dispatch with
+    no pass), and what the pass records goes with the rollback."""
     try:
         with transaction.atomic():
-            DispatchClimber.objects.filter(dispatch__ladder=ladder).update(verdicts={})
             services.run_launch_pass(ladder_id=ladder.pk)
             raise Rollback
     except Rollback:
