@@ -6,9 +6,9 @@ from django.template.response import TemplateResponse
 from django.urls import reverse
 from django.utils.html import format_html
 
-from ladders import services
+from ladders import services, shared_progress
 from ladders.models import Dispatch, DispatchClimber, Ladder, LadderCombination, LadderGroup, Rung
-from ladders.selectors import ladder_progress, ladder_summaries
+from ladders.selectors import ladder_summaries
 from ladders.statuses import LIVE
 from ladders.wording import status_label
 from loopweb.runs.errors import Conflict
@@ -107,7 +107,7 @@ class LadderAdmin(admin.ModelAdmin):
             return None
         rows = []
         for ladder in queryset:
-            dispatch = ladder_progress(ladder)["dispatch"]
+            dispatch = shared_progress.read(ladder).figures
             running = dispatch is not None and dispatch["status"] in LIVE
             rows.append(
                 {
