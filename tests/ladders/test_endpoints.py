@@ -142,4 +142,8 @@ def test_progress_is_gzipped_for_a_client_that_accepts_it(owner_api):
 
     assert "Content-Encoding" not in plain
     assert zipped["Content-Encoding"] == "gzip"
-    assert json.loads(gzip.decompress(zipped.content)) == plain.json()
+    unzipped, read = json.loads(gzip.decompress(zipped.content)), plain.json()
+    # A version begins with the database's snapshot at its read, which any transaction on the
+    # cluster moves on; the board it names (jobs under way, digest) is the same.
+    assert unzipped.pop("version").split(".")[1:] == read.pop("version").split(".")[1:]
+    assert unzipped == read
