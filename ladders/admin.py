@@ -6,10 +6,17 @@ from django.template.response import TemplateResponse
 from django.urls import reverse
 from django.utils.html import format_html
 
-from ladders import services, shared_progress
-from ladders.models import Dispatch, DispatchClimber, Ladder, LadderCombination, LadderGroup, Rung
+from ladders import progress, services
+from ladders.models import (
+    Dispatch,
+    DispatchClimber,
+    DispatchStatus,
+    Ladder,
+    LadderCombination,
+    LadderGroup,
+    Rung,
+)
 from ladders.selectors import ladder_summaries
-from ladders.statuses import LIVE
 from ladders.wording import status_label
 from loopweb.runs.errors import Conflict
 
@@ -106,16 +113,12 @@ class LadderAdmin(admin.ModelAdmin):
             self._stop(request, queryset, cancel_running=True)
             return None
         rows = []
-        for ladder in queryset:
-            dispatch = shared_progress.read(ladder).figures
-            running = dispatch is not None and dispatch["status"] in LIVE
-            rows.append(
-                {
-                    "ladder": ladder,
-                    "running": running,
-                    "under_way": dispatch["runsUnderWay"] if running else 0,
-                }
-            )
+        for ladder in queryset.select_related("dispatch"):
+            # Running or needing attention (a running dispatch's reading): what Stop stops.
+            dispatch = progress.dispatch_of(ladder)
+            running = dispatch is not None and dispatch.status == DispatchStatus.RUNNING
+            under_way = progress.under_way(ladder.pk) if running else 0
+            rows.append({"ladder": ladder, "running": running, "under_way": under_way})
         return TemplateResponse(
             request,
             "console/admin/stop_cancel_running.html",

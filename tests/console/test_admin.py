@@ -5,7 +5,7 @@ import pytest
 from django.contrib.admin.helpers import ACTION_CHECKBOX_NAME
 from django.urls import reverse
 
-from ladders import services
+from ladders import selectors, services
 from ladders.models import Dispatch
 from loopweb.runs import services as run_services
 from tests.console.helpers import text_of
@@ -111,6 +111,29 @@ def test_stop_and_cancel_running_asks_first_in_the_admin(admin_client, owner, dr
     assert Dispatch.objects.get(ladder=ladder).status == "running"
     done = act(admin_client, "stop_and_cancel_running", [ladder], confirm="yes")
     assert "busy: stopped, 2 job(s) cancelled." in text_of(done).lower()
+
+
+def test_stop_and_cancel_running_asks_from_the_dispatches_without_a_board(
+    admin_client, owner, driver, run_tasks, monkeypatch
+):
+    """The confirmation reads each dispatch's status and jobs under way, never a whole board: a
+    dispatch needing attention is running, a ladder never run has nothing to stop."""
+    attention = make_ladder(
+        owner, versions(1, prefix="na"), climbers(1, prefix="na"), name="stuck", retryCount=0
+    )
+    services.start_dispatch(ladder=attention)
+    work(driver, run_tasks, "infrastructure")
+    idle = make_ladder(owner, versions(1, prefix="ni"), climbers(1, prefix="ni"), name="idle")
+    assert selectors.ladder_progress(attention)["dispatch"]["status"] == "needsAttention"
+
+    def no_board(*args, **kwargs):
+        raise AssertionError("the confirmation computed a board")
+
+    monkeypatch.setattr("ladders.progress.live", no_board)
+    monkeypatch.setattr("ladders.shared_progress.read", no_board)
+    confirm = act(admin_client, "stop_and_cancel_running", [attention, idle])
+    assert "stuck: 0 dispatched, starting or running jobs will be cancelled" in text_of(confirm)
+    assert "idle: no running dispatch" in text_of(confirm)
 
 
 def test_a_dispatch_is_read_only_in_the_admin(admin_client, worked):
