@@ -103,9 +103,11 @@ def load(
     only: Collection[str] | None = None,
     cells: Collection[str] | None = None,
     catalog: CatalogView | None = None,
+    origins: bool = False,
 ) -> list[Loaded]:
     """The evidence of the dispatches' climbers, or of one dispatch's climbers keyed ``only`` in
-    the ``cells`` alone (by default all of theirs), with the ``catalog`` if read already."""
+    the ``cells`` alone (by default all of theirs), with the ``catalog`` if read already; with
+    ``origins``, the origin of each slot run's job too (``Evidence.origins``)."""
     if not dispatches:
         return []
     assert only is None or len(dispatches) == 1, "some climbers of one dispatch"
@@ -160,9 +162,10 @@ def load(
         own_in_flight,
         _cell_in_flight(Q(cell_key__in=cells)),
         exhausted,
-        _slot_runs(cells, max_target),
+        _slot_runs(cells, max_target, origins=origins),
     )
     runs = _by_cell(run_rows)
+    run_origins = {row[1]: row[-1] for row in run_rows} if origins else {}
     cell_in_flight = dict(in_flight_rows)
     launched, failures, last_launch = _read_own_jobs(own, prefixes, own_rows, exhausted_rows)
     for item in loaded:
@@ -173,6 +176,7 @@ def load(
             launched_in_flight=launched.get(pk, {}),
             failures=failures.get(pk, {}),
             last_launch=last_launch.get(pk, {}),
+            origins=run_origins,
         )
     return loaded
 
@@ -205,11 +209,11 @@ def _cells(dispatch_ids: list[int], keys: Iterable[str]) -> RawSQL:
     return RawSQL(sql, [p for _, params in parts for p in params])  # noqa: S611 - our own
 
 
-def _slot_runs(cells: RawSQL, max_target: int) -> tuple[str, list]:
+def _slot_runs(cells: RawSQL, max_target: int, *, origins: bool = False) -> tuple[str, list]:
     """The first ``max_target`` counted runs of each of the cells, oldest first by finish then
-    id, for ``_by_cell``. PostgreSQL reads each cell's from the ``run_counted_in_cell`` index (a
-    LATERAL join with a LIMIT) instead of ranking every counted run; SQLite, with no LATERAL,
-    ranks."""
+    id, for ``_by_cell``; with ``origins``, each row ends with its run's job's origin. PostgreSQL
+    reads each cell's from the ``run_counted_in_cell`` index (a LATERAL join with a LIMIT)
+    instead of ranking every counted run; SQLite, with no LATERAL, ranks."""
     if connection.vendor != "postgresql":
         ranked = (
             Run.objects.filter(cell_key__in=cells, counted=True)
@@ -222,21 +226,26 @@ def _slot_runs(cells: RawSQL, max_target: int) -> tuple[str, list]:
             )
             .filter(rank__lte=max_target)
             .order_by("cell_key", "finished_at", "id")
-            .values_list(*SLOT_RUN_COLUMNS)
+            .values_list(*SLOT_RUN_COLUMNS, *(["job__origin"] if origins else []))
         )
         return ranked.query.sql_with_params()
+    origin, job = (
+        ("j.origin", f"LEFT JOIN {Job._meta.db_table} AS j ON j.id = r.job_id")
+        if (origins)
+        else ("", "")
+    )
     return (
         f"""
         SELECT cells.cell_key, r.id, r.outcome, r.validator_rating, r.build_loaded,
-               r.published
+               r.published {", " + origin if origin else ""}
         FROM ({cells.sql}) AS cells (cell_key)
         CROSS JOIN LATERAL (
-            SELECT id, outcome, validator_rating, build_loaded, published
+            SELECT id, outcome, validator_rating, build_loaded, published, job_id
             FROM {Run._meta.db_table}
             WHERE counted AND cell_key = cells.cell_key
             ORDER BY finished_at, id
             LIMIT %s
-        ) AS r
+        ) AS r {job}
         """,  # noqa: S608 - only models' table names and our subquery are formatted in
         [*cells.params, max_target],
     )
@@ -247,12 +256,13 @@ SLOT_RUN_COLUMNS = ("cell_key", "id", "outcome", "validator_rating", "build_load
 
 
 def _by_cell(rows: list[tuple]) -> dict[str, list[SlotRun]]:
-    """``SLOT_RUN_COLUMNS`` rows, each cell's in order, as each cell's slot runs (a stretch of
-    rows at a time: tens of thousands of them for a large board)."""
+    """``SLOT_RUN_COLUMNS`` rows (and what follows them), each cell's in order, as each cell's
+    slot runs (a stretch of rows at a time: tens of thousands of them for a large board)."""
     runs: dict[str, list[SlotRun]] = {}
     make = tuple.__new__  # SlotRun._make without its checks: the rows have its five fields
+    width = len(SLOT_RUN_COLUMNS)
     for key, group in groupby(rows, itemgetter(0)):
-        found = [make(SlotRun, row[1:]) for row in group]
+        found = [make(SlotRun, row[1:width]) for row in group]
         runs.setdefault(key, []).extend(found)
     return runs
 

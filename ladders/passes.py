@@ -7,6 +7,8 @@ taken dispatch, climber, job, then the cells' advisory locks.
 """
 
 import logging
+from collections import Counter
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -73,12 +75,13 @@ def run_launch_pass(*, ladder_id: int) -> PassReport | None:
         )
         if dispatch is None or dispatch.status != DispatchStatus.RUNNING:
             return None
-        [loaded] = evidence.load([dispatch])
+        # The first pass launches the dispatch's first jobs: every run its slots read now is
+        # from before this Run, and where each came from is read with them.
+        first = dispatch.passes == 0
+        [loaded] = evidence.load([dispatch], origins=first)
         standing = standing_of(loaded, running=True, whole=False)
-        if dispatch.passes == 0:
-            # The first pass launches the dispatch's first jobs: every run its slots read now
-            # is from before this Run.
-            dispatch.reused = reused_runs(standing)
+        if first:
+            dispatch.reused = reused_runs(standing, loaded.evidence.origins)
 
         # Climbers before jobs, as a driver ending a job of an early-stopping dispatch takes
         # them (``receivers.lock_dispatch_of_origin``).
@@ -112,25 +115,25 @@ def run_launch_pass(*, ladder_id: int) -> PassReport | None:
         return PassReport(dispatch.dispatch_id, len(jobs), cancelled, published, finished)
 
 
-def reused_runs(standing: Standing) -> dict[str, Any]:
-    """The runs the standing's slots read, by where they came from: another dispatch (of any
-    ladder), a launch by hand, or a push without a job."""
+def reused_runs(standing: Standing, job_origins: Mapping[int, str | None]) -> dict[str, Any]:
+    """The runs the standing's slots read, by where they came from (``job_origins``: each slot
+    run's job's origin): another dispatch (of any ladder), a launch by hand, or a push without a
+    job; the most first, ties in the order of their names."""
     ids = {run.id for climber in standing.climbers for slot in climber.slots for run in slot.runs}
-    if not ids:
-        return {"runs": 0, "from": []}
-    found: dict[tuple[str, str | None], int] = {}
-    rows = Run.objects.filter(pk__in=in_ids(ids)).values_list("job__origin").annotate(n=Count("id"))
-    for origin, n in rows.order_by():
+    found: Counter[tuple[str, str | None]] = Counter()
+    for origin, n in Counter(job_origins[run_id] for run_id in ids).items():
         parsed = origins.parse(origin) if origin else None
         source: tuple[str, str | None]
         if parsed is not None:
             source = ("dispatch", parsed.dispatch_id)
         else:
             source = ("hand", None) if origin else ("outside", None)
-        found[source] = found.get(source, 0) + n
+        found[source] += n
     sources = [
         {"kind": kind, **({"dispatch": dispatch} if dispatch else {}), "runs": n}
-        for (kind, dispatch), n in sorted(found.items(), key=lambda item: -item[1])
+        for (kind, dispatch), n in sorted(
+            found.items(), key=lambda item: (-item[1], item[0][0], item[0][1] or "")
+        )
     ]
     return {"runs": len(ids), "from": sources}
 

@@ -83,6 +83,8 @@ class Evidence:
     launched_in_flight: Mapping[tuple[str, str], int] = field(default_factory=dict)
     failures: Mapping[tuple[str, str], list[Failure]] = field(default_factory=dict)
     last_launch: Mapping[tuple[str, str], datetime] = field(default_factory=dict)
+    #: The origin of each slot run's job (None for a run pushed without one), when asked for.
+    origins: Mapping[int, str | None] = field(default_factory=dict)
 
     def replaced(self, cells: set[str], fresh: "Evidence") -> "Evidence":
         """This evidence with that of the ``cells`` as ``fresh`` read them (all there is of
