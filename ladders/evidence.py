@@ -9,8 +9,8 @@ dispatches, climbers, rungs and runs (``tests/ladders/test_query_budgets.py``):
      launches)
   7. the first counted runs of every slot cell
 
-A board whose cells changed reads again the climbers holding them (``only``) and those cells
-alone (``cells``): the same statements, narrowed.
+A board whose cells changed reads again the climbers holding them, whole (``only``): the same
+statements, narrowed to their cells.
 """
 
 import operator
@@ -101,13 +101,12 @@ def load(
     dispatches: list[Dispatch],
     *,
     only: Collection[str] | None = None,
-    cells: Collection[str] | None = None,
     catalog: CatalogView | None = None,
     origins: bool = False,
 ) -> list[Loaded]:
-    """The evidence of the dispatches' climbers, or of one dispatch's climbers keyed ``only`` in
-    the ``cells`` alone (by default all of theirs), with the ``catalog`` if read already; with
-    ``origins``, the origin of each slot run's job too (``Evidence.origins``)."""
+    """The evidence of the dispatches' climbers, or of one dispatch's climbers keyed ``only``,
+    with the ``catalog`` if read already; with ``origins``, the origin of each slot run's job
+    too (``Evidence.origins``)."""
     if not dispatches:
         return []
     assert only is None or len(dispatches) == 1, "some climbers of one dispatch"
@@ -125,11 +124,11 @@ def load(
 
     # Pinned climbers' cells are held in DispatchCell and joined; only the cells of climbers
     # resolved for the first time (or, reading some climbers, theirs) travel as a parameter.
-    loaded, keys, max_target = [], set(cells or ()), 1
+    loaded, keys, max_target = [], set(), 1
     for dispatch in dispatches:
         rungs = snapshot_rungs(dispatch.snapshot)
         inputs = [_input(c, catalog) for c in climbers[dispatch.pk]]
-        for item in inputs if cells is None else ():
+        for item in inputs:
             if only is not None:
                 cell = item.pinned or item.live
             else:

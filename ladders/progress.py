@@ -10,7 +10,7 @@ gate (``ladders.standing``) and keep it (``Live``); an ended one's from its fina
 import hashlib
 from collections import Counter
 from collections.abc import Iterable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
 from django.contrib.auth import get_user_model
 from django.db.models import Q
@@ -31,6 +31,7 @@ from loopweb import stats
 from loopweb.runs import jsonbytes
 from loopweb.runs.arrays import in_ids, in_keys
 from loopweb.runs.models import UNDER_WAY, CaseVersion, Outcome, Review
+from loopweb.runs.resolve import CatalogView
 
 COMPLETED = Outcome.COMPLETED.value
 
@@ -200,19 +201,12 @@ def live_part(climber: ClimberStanding) -> Part:
 
 @dataclass(slots=True)
 class Live:
-    """The parts of a running dispatch (or an ended one with no final standing) and what they
-    were computed from, with the evidence's completed runs a reader of the ladder reviewed: when
-    some cells change, only those are read again (``after_change``)."""
+    """The parts of a running dispatch (or an ended one with no final standing), and the catalog
+    entries its climbers were resolved by: when some cells change, only the climbers holding
+    them are computed again (``after_change``); a change to the catalog computes them all."""
 
     parts: list[Part]
-    loaded: evidence.Loaded
-    reviewed: frozenset[int] = frozenset()
-
-
-def _completed(runs: dict, cells=None) -> set[int]:
-    """The completed runs of the evidence's ``runs`` (of the ``cells`` alone, when given)."""
-    keys = runs.keys() if cells is None else cells
-    return {r.id for key in keys for r in runs.get(key, ()) if r.outcome == COMPLETED}
+    catalog: CatalogView
 
 
 def live(ladder: Ladder, dispatch: Dispatch) -> Live:
@@ -222,35 +216,27 @@ def live(ladder: Ladder, dispatch: Dispatch) -> Live:
     parts = [live_part(c) for c in standing.climbers]
     # Every slot run of a dispatch whose climbers are all pinned is in its held cells.
     whole = all(p.pinned for p in parts)
-    done = reviewed(ladder, _completed(loaded.evidence.runs), dispatch=dispatch if whole else None)
-    _count_unreviewed(parts, done)
-    return Live(parts, loaded, frozenset(done))
+    count_unreviewed(ladder, parts, dispatch=dispatch if whole else None)
+    return Live(parts, loaded.catalog)
 
 
-def after_change(ladder: Ladder, live: Live, indexes: list[int], cells: set[str]) -> Live:
-    """``live`` after the ``cells`` changed: the climbers at ``indexes`` (pinned, holding them)
-    read again with the evidence and reviews of those cells alone, the rest as it was, and
-    computed again; the others kept. ``evidence.Stale`` when a climber read is not the one the
-    board holds."""
-    was = live.loaded
+def after_change(ladder: Ladder, dispatch: Dispatch, live: Live, indexes: list[int]) -> Live:
+    """``live`` after some of its cells changed: the climbers at ``indexes`` (pinned, holding
+    them) read again, whole, and computed again; the others kept. ``evidence.Stale`` when one of
+    them is gone."""
     keys = {live.parts[i].key for i in indexes}
-    [loaded] = evidence.load([was.dispatch], only=keys, cells=cells, catalog=was.catalog)
-    held = {c.combination_key: (c.pk, c.combination_id) for c in was.climbers}
-    for climber in loaded.climbers:
-        if held.get(climber.combination_key) != (climber.pk, climber.combination_id):
-            raise evidence.Stale(f"climber {climber.combination_key} is not the one held")
+    [loaded] = evidence.load([dispatch], only=keys, catalog=live.catalog)
     if len(loaded.climbers) != len(keys):
         raise evidence.Stale("a climber is gone")
-    found = reviewed(ladder, _completed(loaded.evidence.runs, cells), cells=cells)
-    done = (live.reviewed - _completed(was.evidence.runs, cells)) | found
-    loaded.evidence = was.evidence.replaced(cells, loaded.evidence)
-    standing = standing_of(loaded, running=was.dispatch.status == DispatchStatus.RUNNING)
+    standing = standing_of(loaded, running=dispatch.status == DispatchStatus.RUNNING)
     fresh = {c.combination_key: live_part(c) for c in standing.climbers}
-    _count_unreviewed(list(fresh.values()), done)
+    cells = {key for part in fresh.values() for key in part.cells}
+    completed = {r for part in fresh.values() for r in part.completed}
+    _count_unreviewed(list(fresh.values()), reviewed(ladder, completed, cells=cells))
     parts = list(live.parts)
     for i in indexes:
         parts[i] = fresh[parts[i].key]
-    return Live(parts, replace(was, evidence=loaded.evidence), frozenset(done))
+    return Live(parts, live.catalog)
 
 
 def user_names(*user_ids) -> dict[int, str]:

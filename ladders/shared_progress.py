@@ -78,7 +78,8 @@ class Board:
     under_way: int
     #: The ladder's row it was computed from: a write to the ladder computes the board afresh.
     ladder: Ladder = field(repr=False)
-    #: What a live dispatch's parts were computed from, for a change to read only its cells.
+    #: A live dispatch's parts and the catalog they were resolved by, for a change to read
+    #: again only the climbers holding its cells.
     live: Live | None = field(default=None, repr=False)
     figures: dict | None = None
     version: str = ""
@@ -333,12 +334,12 @@ def _partial(board: Board, look: Look) -> Board:
         if board.final is not None:
             parts = progress.frozen_parts(board.dispatch, board.final, previous=board.parts)
             progress.count_unreviewed(ladder, parts)
-        elif affected := board.affected(cells := look.keys() & board.by_cell.keys()):
+        elif affected := board.affected(look.keys()):
             assert live is not None  # a live dispatch's board keeps what it was computed from
             if any(not parts[i].pinned for i in affected):
                 return _full(board.ladder_id, look)
             try:
-                live = progress.after_change(ladder, live, affected, cells)
+                live = progress.after_change(ladder, board.dispatch, live, affected)
             except evidence.Stale:
                 return _full(board.ladder_id, look)
             parts = live.parts

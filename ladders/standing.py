@@ -86,29 +86,6 @@ class Evidence:
     #: The origin of each slot run's job (None for a run pushed without one), when asked for.
     origins: Mapping[int, str | None] = field(default_factory=dict)
 
-    def replaced(self, cells: set[str], fresh: "Evidence") -> "Evidence":
-        """This evidence with that of the ``cells`` as ``fresh`` read them (all there is of
-        them: what it does not hold of a cell is gone)."""
-
-        def by_cell[V](old: Mapping[str, V], new: Mapping[str, V]) -> dict[str, V]:
-            merged = dict(old)  # copied whole at once: ten thousand cells on a large board
-            for key in cells:
-                merged.pop(key, None)
-            merged.update((k, v) for k, v in new.items() if k in cells)
-            return merged
-
-        def by_slot[V](old: Mapping[Slot, V], new: Mapping[Slot, V]) -> dict[Slot, V]:
-            kept = {k: v for k, v in old.items() if k[1] not in cells}
-            return kept | {k: v for k, v in new.items() if k[1] in cells}
-
-        return Evidence(
-            by_cell(self.runs, fresh.runs),
-            by_cell(self.cell_in_flight, fresh.cell_in_flight),
-            by_slot(self.launched_in_flight, fresh.launched_in_flight),
-            by_slot(self.failures, fresh.failures),
-            by_slot(self.last_launch, fresh.last_launch),
-        )
-
 
 @dataclass(slots=True)
 class SlotStanding:

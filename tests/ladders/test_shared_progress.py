@@ -49,9 +49,9 @@ class Spy:
         self.calls.append(None)
         return self.held(self.live(ladder, dispatch))
 
-    def some(self, ladder, live, indexes, cells):
+    def some(self, ladder, dispatch, live, indexes):
         self.calls.append({live.parts[i].key for i in indexes})
-        return self.held(self.after_change(ladder, live, indexes, cells))
+        return self.held(self.after_change(ladder, dispatch, live, indexes))
 
     def held(self, live):
         if self.hold is not None:  # computed, but held before it is handed back
@@ -156,30 +156,33 @@ def test_a_change_reads_again_only_the_climbers_holding_its_cells(owner, driver)
     assert without_version(board.body) == progress.compute(fresh(ladder))
 
 
-def test_a_change_reads_again_only_the_changed_cells_not_the_rest_of_their_climbers(owner, driver):
+def test_a_change_reads_again_the_climbers_holding_its_cells_whole(owner, driver):
     """A climber holds a cell per rung; a push changes one, and the next read asks the database
-    about that cell alone: the evidence of the climber's other cells is the board's, unchanged."""
+    about every cell of the climber holding it (the board keeps its parts, not the evidence they
+    were computed from) and about no other climber's."""
     ladder = started(owner, n_climbers=2, n_rungs=3)
     before = shared_progress.read(fresh(ladder))
     [job, _] = claim_all(driver)
     [held] = [p for p in before.parts if job.cell_key in p.cells]
+    [other] = [p for p in before.parts if p is not held]
     push(driver, job, record=PERFECT)
 
     with CaptureQueriesContext(connection) as queries:
         board = shared_progress.read(fresh(ladder))
 
     asked = "\n".join(q["sql"] for q in queries.captured_queries)
-    assert job.cell_key in asked
-    assert [key for key in held.cells - {job.cell_key} if key in asked] == []
+    assert [key for key in held.cells if key not in asked] == []
+    assert [key for key in other.cells if key in asked] == []
     assert without_version(board.body) == progress.compute(fresh(ladder))
 
 
-def test_a_push_and_the_launch_pass_after_it_read_again_only_the_cells_they_changed(
+def test_a_push_and_the_launch_pass_after_it_read_again_only_the_climber_they_changed(
     owner, driver, spy
 ):
     """A push passes a climber's first rung and the launch pass that follows records it and
-    launches its second: the next read computes that climber alone again, from the two cells
-    (the pushed run's, the launched job's) and no other, with no whole computation."""
+    launches its second: the next read computes that climber alone again, from its own cells
+    (the pushed run's and the launched job's among them) and no other climber's, with no whole
+    computation."""
     ladder = started(owner, n_climbers=3, n_rungs=3)
     before = shared_progress.read(fresh(ladder))
     [job, *others] = claim_all(driver)
@@ -195,9 +198,9 @@ def test_a_push_and_the_launch_pass_after_it_read_again_only_the_cells_they_chan
         board = shared_progress.read(fresh(ladder))
 
     asked = "\n".join(q["sql"] for q in queries.captured_queries)
-    unchanged = {key for part in before.parts for key in part.cells} - changed
-    assert changed <= {key for key in held.cells if key in asked}
-    assert [key for key in unchanged if key in asked] == []
+    others = {key for part in before.parts if part is not held for key in part.cells}
+    assert [key for key in held.cells if key not in asked] == []
+    assert [key for key in others if key in asked] == []
     assert spy.calls == [None, {held.key}]
     assert without_version(board.body) == progress.compute(fresh(ladder))
 
