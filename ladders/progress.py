@@ -16,7 +16,15 @@ from django.contrib.auth import get_user_model
 from django.db.models import Q
 
 from ladders import document, evidence
-from ladders.models import Dispatch, DispatchCell, DispatchStatus, FinalStanding, Ladder, Rung
+from ladders.models import (
+    Dispatch,
+    DispatchCell,
+    DispatchClimber,
+    DispatchStatus,
+    FinalStanding,
+    Ladder,
+    Rung,
+)
 from ladders.standing import ClimberStanding, SlotStanding, Standing, evaluate, unrun
 from ladders.statuses import (
     BLOCKED,
@@ -207,6 +215,8 @@ class Live:
 
     parts: list[Part]
     catalog: CatalogView
+    #: Each climber's row and combination by its key: a climber read again must be the same one.
+    climbers: dict[str, tuple[int, int | None]]
 
 
 def live(ladder: Ladder, dispatch: Dispatch) -> Live:
@@ -217,17 +227,22 @@ def live(ladder: Ladder, dispatch: Dispatch) -> Live:
     # Every slot run of a dispatch whose climbers are all pinned is in its held cells.
     whole = all(p.pinned for p in parts)
     count_unreviewed(ladder, parts, dispatch=dispatch if whole else None)
-    return Live(parts, loaded.catalog)
+    return Live(parts, loaded.catalog, _identities(loaded.climbers))
+
+
+def _identities(climbers: Iterable[DispatchClimber]) -> dict[str, tuple[int, int | None]]:
+    return {c.combination_key: (c.pk, c.combination_id) for c in climbers}
 
 
 def after_change(ladder: Ladder, dispatch: Dispatch, live: Live, indexes: list[int]) -> Live:
     """``live`` after some of its cells changed: the climbers at ``indexes`` (pinned, holding
     them) read again, whole, and computed again; the others kept. ``evidence.Stale`` when one of
-    them is gone."""
+    them is gone or is another (a Run between the look and the read replaced them)."""
     keys = {live.parts[i].key for i in indexes}
     [loaded] = evidence.load([dispatch], only=keys, catalog=live.catalog)
-    if len(loaded.climbers) != len(keys):
-        raise evidence.Stale("a climber is gone")
+    read = _identities(loaded.climbers)
+    if read != {key: live.climbers.get(key) for key in keys}:
+        raise evidence.Stale("a climber read again is gone or is another")
     standing = standing_of(loaded, running=dispatch.status == DispatchStatus.RUNNING)
     fresh = {c.combination_key: live_part(c) for c in standing.climbers}
     cells = {key for part in fresh.values() for key in part.cells}
@@ -236,7 +251,7 @@ def after_change(ladder: Ladder, dispatch: Dispatch, live: Live, indexes: list[i
     parts = list(live.parts)
     for i in indexes:
         parts[i] = fresh[parts[i].key]
-    return Live(parts, live.catalog)
+    return Live(parts, live.catalog, live.climbers)
 
 
 def user_names(*user_ids) -> dict[int, str]:

@@ -12,7 +12,7 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
-from ladders import progress, services, shared_progress
+from ladders import evidence, progress, services, shared_progress
 from ladders.models import Ladder
 from loopweb.runs import changes
 from loopweb.runs import services as run_services
@@ -174,6 +174,19 @@ def test_a_change_reads_again_the_climbers_holding_its_cells_whole(owner, driver
     assert [key for key in held.cells if key not in asked] == []
     assert [key for key in other.cells if key in asked] == []
     assert without_version(board.body) == progress.compute(fresh(ladder))
+
+
+def test_a_climber_replaced_since_the_board_was_computed_is_not_read_into_it(owner):
+    """A Run between a read's look and its evidence replaces the climbers: the climbers a change
+    reads again are not the board's, and the board is computed whole rather than mixed."""
+    ladder = started(owner, n_climbers=2)
+    dispatch = fresh(ladder).dispatch
+    kept = progress.live(fresh(ladder), dispatch)
+    services.stop_dispatch(ladder=fresh(ladder))
+    services.start_dispatch(ladder=fresh(ladder))
+
+    with pytest.raises(evidence.Stale):
+        progress.after_change(fresh(ladder), fresh(ladder).dispatch, kept, [0])
 
 
 def test_a_push_and_the_launch_pass_after_it_read_again_only_the_climber_they_changed(
