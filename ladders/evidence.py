@@ -228,15 +228,13 @@ def _slot_runs(cells: RawSQL, max_target: int, *, origins: bool = False) -> tupl
             .values_list(*SLOT_RUN_COLUMNS, *(["job__origin"] if origins else []))
         )
         return ranked.query.sql_with_params()
-    origin, job = (
-        ("j.origin", f"LEFT JOIN {Job._meta.db_table} AS j ON j.id = r.job_id")
-        if (origins)
-        else ("", "")
-    )
+    origin = job = ""
+    if origins:
+        origin, job = ", j.origin", f"LEFT JOIN {Job._meta.db_table} AS j ON j.id = r.job_id"
     return (
         f"""
         SELECT cells.cell_key, r.id, r.outcome, r.validator_rating, r.build_loaded,
-               r.published {", " + origin if origin else ""}
+               r.published{origin}
         FROM ({cells.sql}) AS cells (cell_key)
         CROSS JOIN LATERAL (
             SELECT id, outcome, validator_rating, build_loaded, published, job_id
