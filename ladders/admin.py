@@ -112,13 +112,22 @@ class LadderAdmin(admin.ModelAdmin):
         if request.POST.get("confirm") == "yes":
             self._stop(request, queryset, cancel_running=True)
             return None
-        rows = []
-        for ladder in queryset.select_related("dispatch"):
-            # Running or needing attention (a running dispatch's reading): what Stop stops.
+        # Running or needing attention (a running dispatch's reading): what Stop stops.
+        ladders = list(queryset.select_related("dispatch"))
+        running = set()
+        for ladder in ladders:
             dispatch = progress.dispatch_of(ladder)
-            running = dispatch is not None and dispatch.status == DispatchStatus.RUNNING
-            under_way = progress.under_way(ladder.pk) if running else 0
-            rows.append({"ladder": ladder, "running": running, "under_way": under_way})
+            if dispatch is not None and dispatch.status == DispatchStatus.RUNNING:
+                running.add(ladder.pk)
+        under_way = progress.under_way_of(running)
+        rows = [
+            {
+                "ladder": ladder,
+                "running": ladder.pk in running,
+                "under_way": under_way.get(ladder.pk, 0),
+            }
+            for ladder in ladders
+        ]
         return TemplateResponse(
             request,
             "console/admin/stop_cancel_running.html",

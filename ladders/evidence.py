@@ -36,13 +36,12 @@ from loopweb.runs.models import IN_FLIGHT, NOT_STARTED, Job, JobStatus, Outcome,
 from loopweb.runs.resolve import CatalogView, Unresolvable, combination_cell, launch_problem
 
 
-def stop_cancels(ladder_id: int, *, cancel_running: bool) -> QuerySet[Job]:
-    """The jobs a Stop of the ladder cancels: those its dispatches (any of them) launched that no
-    driver has handed to a host yet, and with ``cancel_running`` those under way too."""
+def stop_cancels(*ladder_ids: int, cancel_running: bool) -> QuerySet[Job]:
+    """The jobs a Stop of the ladders cancels: those their dispatches (any of them) launched that
+    no driver has handed to a host yet, and with ``cancel_running`` those under way too."""
     statuses = IN_FLIGHT if cancel_running else NOT_STARTED
-    return Job.objects.filter(
-        origin__startswith=origins.ladder_prefix(ladder_id), status__in=statuses
-    )
+    prefixes = [origins.ladder_prefix(ladder_id) for ladder_id in ladder_ids]
+    return Job.objects.filter(_of_dispatches(prefixes), status__in=statuses)
 
 
 @dataclass(slots=True)
@@ -284,7 +283,7 @@ def _by_slot(rows, prefixes: dict[str, int]):
             yield pk, (rung_id, key), rest
 
 
-def _of_dispatches(prefixes: dict[str, int]) -> Q:
+def _of_dispatches(prefixes: Iterable[str]) -> Q:
     return reduce(operator.or_, (Q(origin__startswith=p) for p in prefixes), Q())
 
 

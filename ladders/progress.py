@@ -4,7 +4,8 @@ A board is the ladder's configuration, its dispatch's figures and one part per c
 carries what the figures add up beside the climber as progress shows it: when a cell changes
 only the climbers holding it are computed again, and the figures summed anew
 (``ladders.shared_progress``). A running dispatch's parts come from its evidence through the
-gate (``ladders.standing``) and keep it (``Live``); an ended one's from its final standing.
+gate (``ladders.standing``) and are kept with its climbers' catalog entries and ids (``Live``),
+not with the evidence; an ended one's come from its final standing.
 """
 
 import hashlib
@@ -13,9 +14,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from django.contrib.auth import get_user_model
-from django.db.models import Q
+from django.db.models import Count, Q
 
-from ladders import document, evidence
+from ladders import document, evidence, origins
 from ladders.models import (
     Dispatch,
     DispatchCell,
@@ -373,9 +374,21 @@ def _count_unreviewed(parts: list[Part], done: set[int] | frozenset[int]) -> Non
 def under_way(ladder_id: int) -> int:
     """Jobs the ladder's dispatches launched that are under way: what Stop and cancel running
     would add to a plain Stop."""
-    return (
-        evidence.stop_cancels(ladder_id, cancel_running=True).filter(status__in=UNDER_WAY).count()
-    )
+    return under_way_of([ladder_id])[ladder_id]
+
+
+def under_way_of(ladder_ids: Iterable[int]) -> dict[int, int]:
+    """``under_way`` of each of the ladders, in one query however many they are."""
+    counts = dict.fromkeys(ladder_ids, 0)
+    if not counts:
+        return counts
+    jobs = evidence.stop_cancels(*counts, cancel_running=True).filter(status__in=UNDER_WAY)
+    # Per origin (a dispatch's rung), a few rows per ladder, summed per ladder here.
+    for origin, n in jobs.values("origin").annotate(n=Count("id")).values_list("origin", "n"):
+        ladder_id = origins.ladder_id_of(origin)
+        if ladder_id in counts:  # always: the jobs were found by the ladders' prefixes
+            counts[ladder_id] += n
+    return counts
 
 
 def status_of(dispatch: Dispatch | None, parts: list[Part]) -> str:

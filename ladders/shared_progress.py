@@ -78,7 +78,7 @@ class Board:
     under_way: int
     #: The ladder's row it was computed from: a write to the ladder computes the board afresh.
     ladder: Ladder = field(repr=False)
-    #: A live dispatch's parts and the catalog they were resolved by, for a change to read
+    #: A live dispatch's parts, its climbers' catalog entries and ids, for a change to read
     #: again only the climbers holding its cells.
     live: Live | None = field(default=None, repr=False)
     figures: dict | None = None

@@ -3,11 +3,14 @@ actions that call the same services as the browser and the API."""
 
 import pytest
 from django.contrib.admin.helpers import ACTION_CHECKBOX_NAME
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
-from ladders import selectors, services
+from ladders import progress, selectors, services
 from ladders.models import Dispatch
 from loopweb.runs import services as run_services
+from loopweb.runs.models import Job
 from tests.console.helpers import text_of
 from tests.ladders.builders import PERFECT, climbers, make_ladder, versions, work
 
@@ -134,6 +137,35 @@ def test_stop_and_cancel_running_asks_from_the_dispatches_without_a_board(
     confirm = act(admin_client, "stop_and_cancel_running", [attention, idle])
     assert "stuck: 0 dispatched, starting or running jobs will be cancelled" in text_of(confirm)
     assert "idle: no running dispatch" in text_of(confirm)
+
+
+def test_stop_and_cancel_running_counts_every_ladders_jobs_in_one_query(
+    admin_client, owner, driver
+):
+    """Asking about three running ladders costs what asking about one does, and each ladder's
+    count is its own jobs under way."""
+    busy = []
+    for i in range(3):
+        ladder = make_ladder(owner, versions(1, prefix=f"q{i}"), climbers(2, prefix=f"q{i}"))
+        services.start_dispatch(ladder=ladder)
+        busy.append(ladder)
+    for job in run_services.claim_jobs(driver=driver, limit=3):
+        run_services.report_status(job_id=job.pk, driver=driver, status="running")
+    act(admin_client, "stop_and_cancel_running", busy[:1])  # the session and caches warm
+
+    with CaptureQueriesContext(connection) as one:
+        act(admin_client, "stop_and_cancel_running", busy[:1])
+    with CaptureQueriesContext(connection) as three:
+        confirm = act(admin_client, "stop_and_cancel_running", busy)
+
+    assert len(three) == len(one)
+    assert "Yes, stop and cancel 3 running jobs" in confirm.content.decode()
+    own = {
+        b.pk: Job.objects.filter(origin__startswith=f"ladder:{b.pk}/", status="running").count()
+        for b in busy
+    }
+    assert sum(own.values()) == 3
+    assert progress.under_way_of(own) == own
 
 
 def test_a_dispatch_is_read_only_in_the_admin(admin_client, worked):
