@@ -32,7 +32,7 @@ from ladders.rung_checks import MAX_RUNGS, rung_problems
 from ladders.standing import ClimberStanding, Standing
 from ladders.statuses import BLOCKED, FAILED, RETRYABLE_REASONS, RUNNING, UNLAUNCHABLE, UNRATED
 from ladders.tasks import launch_pass
-from loopweb import tasking
+from loopweb import memory, tasking
 from loopweb.runs.errors import Conflict
 from loopweb.runs.models import CancelCause, Combination
 from loopweb.runs.resolve import CatalogView, Unresolvable, combination_cell
@@ -156,6 +156,7 @@ def _resolve_climbers(declared: list[Combination]) -> list[DispatchClimber]:
     return climbers
 
 
+@memory.collector_paused()
 def stop_dispatch(*, ladder: Ladder, cancel_running: bool = False, by: User | None = None) -> int:
     """End the running dispatch and cancel the jobs this ladder's dispatches left in flight:
     queued and pending ones, and with ``cancel_running`` dispatched, starting and running ones.

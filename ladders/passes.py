@@ -27,6 +27,7 @@ from ladders.progress import standing_of
 from ladders.standing import ClimberStanding, RungSnap, Standing
 from ladders.statuses import BLOCKED, RUNNING
 from ladders.tasks import requeue_interrupted
+from loopweb import memory
 from loopweb.runs import jsonbytes
 from loopweb.runs.arrays import in_ids
 from loopweb.runs.cells import CombinationCell, cell_key
@@ -61,6 +62,7 @@ def launch_pass_now(ladder_id: int) -> PassReport | None:
         return None
 
 
+@memory.collector_paused()
 def run_launch_pass(*, ladder_id: int) -> PassReport | None:
     """Record every verdict the gate can now decide, then launch what each climber's current
     rung is missing, up to the dispatch's limit, in its climb order."""

@@ -36,7 +36,7 @@ from ladders.statuses import (
     SLOT_STATUSES,
     STOPPED,
 )
-from loopweb import stats
+from loopweb import memory, stats
 from loopweb.runs import jsonbytes
 from loopweb.runs.arrays import in_ids, in_keys
 from loopweb.runs.models import UNDER_WAY, CaseVersion, Outcome, Review
@@ -220,6 +220,7 @@ class Live:
     climbers: dict[str, tuple[int, int | None]]
 
 
+@memory.collector_paused()
 def live(ladder: Ladder, dispatch: Dispatch) -> Live:
     """Every climber's part of a dispatch read from its evidence, with their unreviewed runs."""
     [loaded] = evidence.load([dispatch])
@@ -235,6 +236,7 @@ def _identities(climbers: Iterable[DispatchClimber]) -> dict[str, tuple[int, int
     return {c.combination_key: (c.pk, c.combination_id) for c in climbers}
 
 
+@memory.collector_paused()
 def after_change(ladder: Ladder, dispatch: Dispatch, live: Live, indexes: list[int]) -> Live:
     """``live`` after some of its cells changed: the climbers at ``indexes`` (pinned, holding
     them) read again, whole, and computed again; the others kept. ``evidence.Stale`` when one of

@@ -2,10 +2,14 @@
 it holds then is frozen out of the collector's walks."""
 
 import gc
+import threading
 
 import pytest
 
+from ladders import evidence, progress, selectors, services, shared_progress
+from ladders.models import Ladder
 from loopweb import gunicorn_conf, memory
+from tests.ladders.builders import PERFECT, climbers, make_ladder, versions, work
 
 
 @pytest.fixture
@@ -36,3 +40,99 @@ def test_web_processes_and_task_workers_settle_once_loaded(collector, monkeypatc
     gunicorn_conf.post_worker_init(worker=None)
     run_worker.Command().handle(interval=1.0, worker_id=None, metrics_port=None)
     assert settled == [True, True]
+
+
+@pytest.fixture
+def collecting():
+    """The collector enabled for the test, as a process runs, and as it was afterwards."""
+    enabled = gc.isenabled()
+    gc.enable()
+    yield
+    (gc.enable if enabled else gc.disable)()
+
+
+def test_a_pause_holds_the_collector_until_the_last_pause_ends(collecting):
+    with memory.collector_paused():
+        assert not gc.isenabled()
+        with memory.collector_paused():
+            assert not gc.isenabled()
+        assert not gc.isenabled()  # the outer pause is still on
+    assert gc.isenabled()
+
+
+def test_pauses_in_two_threads_end_with_the_collector_on_whichever_ends_first(collecting):
+    first_in, second_in, first_out = (threading.Event() for _ in range(3))
+    seen = []
+
+    def first():
+        with memory.collector_paused():
+            first_in.set()
+            second_in.wait(5)
+        first_out.set()
+
+    def second():
+        first_in.wait(5)
+        with memory.collector_paused():
+            second_in.set()
+            first_out.wait(5)
+            seen.append(gc.isenabled())  # the first thread's pause ended, this one's has not
+
+    threads = [threading.Thread(target=first), threading.Thread(target=second)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(10)
+    assert seen == [False]
+    assert gc.isenabled()
+
+
+def test_a_pause_leaves_a_collector_turned_off_off(collecting):
+    gc.disable()
+    with memory.collector_paused():
+        pass
+    assert not gc.isenabled()
+
+
+def test_a_pause_ends_when_what_it_held_raises(collecting):
+    with pytest.raises(RuntimeError), memory.collector_paused():
+        raise RuntimeError
+    assert gc.isenabled()
+
+
+def test_a_launch_pass_a_stop_and_a_boards_computation_run_with_the_collector_paused(
+    owner, driver, run_tasks, collecting, monkeypatch
+):
+    """A board's computation makes tens of thousands of objects and no garbage: the collector
+    walking them again and again while they were made cost a 200 × 50 board's read a fifth of
+    its time (docs/performance.md)."""
+    collecting_while = []
+    for module, name in [(evidence, "load"), (progress, "live_part")]:
+        original = getattr(module, name)
+
+        def spy(*args, original=original, **kwargs):
+            collecting_while.append(gc.isenabled())
+            return original(*args, **kwargs)
+
+        monkeypatch.setattr(module, name, spy)
+
+    def computed() -> list[bool]:
+        found = list(collecting_while)
+        collecting_while.clear()
+        assert found, "nothing was computed"
+        return found
+
+    ladder = make_ladder(owner, versions(2, prefix="gc"), climbers(3, prefix="gcc"))
+    services.start_dispatch(ladder=ladder, run_pass=False)
+    services.run_launch_pass(ladder_id=ladder.pk)
+    assert not any(computed())
+    work(driver, run_tasks, PERFECT, rounds=1)
+    collecting_while.clear()
+    body = selectors.ladder_progress(Ladder.objects.get(pk=ladder.pk))
+    assert not any(computed())
+    assert body["dispatch"]["slotCounts"]["passed"] == 3
+    shared_progress.reset()
+    assert len(shared_progress.read(ladder.pk).parts) == 3
+    assert not any(computed())
+    services.stop_dispatch(ladder=Ladder.objects.get(pk=ladder.pk), by=owner)
+    assert not any(computed())  # the final standing
+    assert gc.isenabled()
