@@ -156,7 +156,6 @@ def _resolve_climbers(declared: list[Combination]) -> list[DispatchClimber]:
     return climbers
 
 
-@memory.collector_paused()
 def stop_dispatch(*, ladder: Ladder, cancel_running: bool = False, by: User | None = None) -> int:
     """End the running dispatch and cancel the jobs this ladder's dispatches left in flight:
     queued and pending ones, and with ``cancel_running`` dispatched, starting and running ones.
@@ -174,13 +173,14 @@ def stop_dispatch(*, ladder: Ladder, cancel_running: bool = False, by: User | No
         jobs = lock_to_cancel(evidence.stop_cancels(ladder.pk, cancel_running=cancel_running))
         cancelled = mark_canceled(jobs, cause=CancelCause.STOP)
         # The standing at the moment of the Stop is the dispatch's final one.
-        [loaded] = evidence.load([dispatch])
-        final = freezing.freeze(
-            dispatch,
-            standing_of(loaded, running=False),
-            cancel_running=cancel_running,
-            cancelled=cancelled,
-        )
+        with memory.collector_paused():
+            [loaded] = evidence.load([dispatch])
+            final = freezing.freeze(
+                dispatch,
+                standing_of(loaded, running=False),
+                cancel_running=cancel_running,
+                cancelled=cancelled,
+            )
         lifecycle.dispatch_ended.send(
             Dispatch,
             dispatch=dispatch,

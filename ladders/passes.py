@@ -62,7 +62,6 @@ def launch_pass_now(ladder_id: int) -> PassReport | None:
         return None
 
 
-@memory.collector_paused()
 def run_launch_pass(*, ladder_id: int) -> PassReport | None:
     """Record every verdict the gate can now decide, then launch what each climber's current
     rung is missing, up to the dispatch's limit, in its climb order."""
@@ -77,44 +76,51 @@ def run_launch_pass(*, ladder_id: int) -> PassReport | None:
         )
         if dispatch is None or dispatch.status != DispatchStatus.RUNNING:
             return None
-        # The first pass launches the dispatch's first jobs: every run its slots read now is
-        # from before this Run, and where each came from is read with them.
-        first = dispatch.passes == 0
-        [loaded] = evidence.load([dispatch], origins=first)
-        standing = standing_of(loaded, running=True, whole=False)
-        if first:
-            dispatch.reused = reused_runs(standing, loaded.evidence.origins)
+        # Once the lock is held: waiting for it pauses nothing.
+        with memory.collector_paused():
+            return _pass(dispatch)
 
-        # Climbers before jobs, as a driver ending a job of an early-stopping dispatch takes
-        # them (``receivers.lock_dispatch_of_origin``).
-        _record(dispatch, loaded, standing)
-        cancelled = _cancel_decided(dispatch, loaded, standing)
-        published = _publish(standing)
-        jobs = _launch(dispatch, loaded, standing, cancelled)
 
-        in_flight = standing.launched_in_flight - cancelled + len(jobs)
-        finished = standing.settled and in_flight == 0
-        if finished:
-            dispatch.status = DispatchStatus.FINISHED
-            dispatch.ended_at = timezone.now()
-        # The reading this pass leaves; a new Run's first pass enters it afresh.
-        had_attention = dispatch.needs_attention and dispatch.passes > 0
-        dispatch.needs_attention = standing.reads_needs_attention(in_flight)
-        dispatch.passes += 1
-        dispatch.save(update_fields=["status", "ended_at", "passes", "needs_attention", "reused"])
-        if dispatch.needs_attention and not had_attention:
-            blocked = [
-                (row, climber)
-                for row, climber in zip(loaded.climbers, standing.climbers, strict=True)
-                if climber.status == BLOCKED
-            ]
-            lifecycle.dispatch_needs_attention.send(Dispatch, dispatch=dispatch, climbers=blocked)
-        if finished:
-            final = freezing.freeze(dispatch, standing.ended())
-            lifecycle.dispatch_ended.send(
-                Dispatch, dispatch=dispatch, final=final, by=None, cancel_running=False, cancelled=0
-            )
-        return PassReport(dispatch.dispatch_id, len(jobs), cancelled, published, finished)
+def _pass(dispatch: Dispatch) -> PassReport:
+    """The pass of a running dispatch, under its lock."""
+    # The first pass launches the dispatch's first jobs: every run its slots read now is
+    # from before this Run, and where each came from is read with them.
+    first = dispatch.passes == 0
+    [loaded] = evidence.load([dispatch], origins=first)
+    standing = standing_of(loaded, running=True, whole=False)
+    if first:
+        dispatch.reused = reused_runs(standing, loaded.evidence.origins)
+
+    # Climbers before jobs, as a driver ending a job of an early-stopping dispatch takes
+    # them (``receivers.lock_dispatch_of_origin``).
+    _record(dispatch, loaded, standing)
+    cancelled = _cancel_decided(dispatch, loaded, standing)
+    published = _publish(standing)
+    jobs = _launch(dispatch, loaded, standing, cancelled)
+
+    in_flight = standing.launched_in_flight - cancelled + len(jobs)
+    finished = standing.settled and in_flight == 0
+    if finished:
+        dispatch.status = DispatchStatus.FINISHED
+        dispatch.ended_at = timezone.now()
+    # The reading this pass leaves; a new Run's first pass enters it afresh.
+    had_attention = dispatch.needs_attention and dispatch.passes > 0
+    dispatch.needs_attention = standing.reads_needs_attention(in_flight)
+    dispatch.passes += 1
+    dispatch.save(update_fields=["status", "ended_at", "passes", "needs_attention", "reused"])
+    if dispatch.needs_attention and not had_attention:
+        blocked = [
+            (row, climber)
+            for row, climber in zip(loaded.climbers, standing.climbers, strict=True)
+            if climber.status == BLOCKED
+        ]
+        lifecycle.dispatch_needs_attention.send(Dispatch, dispatch=dispatch, climbers=blocked)
+    if finished:
+        final = freezing.freeze(dispatch, standing.ended())
+        lifecycle.dispatch_ended.send(
+            Dispatch, dispatch=dispatch, final=final, by=None, cancel_running=False, cancelled=0
+        )
+    return PassReport(dispatch.dispatch_id, len(jobs), cancelled, published, finished)
 
 
 def reused_runs(standing: Standing, job_origins: Mapping[int, str | None]) -> dict[str, Any]:
