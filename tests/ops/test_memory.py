@@ -122,19 +122,10 @@ def test_a_launch_pass_a_stop_and_a_boards_computation_run_with_the_collector_pa
         assert found, "nothing was computed"
         return found
 
-    locking_while = []
-
-    def note_locks(execute, sql, params, many, context):
-        if "FOR UPDATE" in sql or "FOR NO KEY UPDATE" in sql:
-            locking_while.append(gc.isenabled())
-        return execute(sql, params, many, context)
-
     ladder = make_ladder(owner, versions(2, prefix="gc"), climbers(3, prefix="gcc"))
     services.start_dispatch(ladder=ladder, run_pass=False)
-    with connection.execute_wrapper(note_locks):
-        services.run_launch_pass(ladder_id=ladder.pk)
+    services.run_launch_pass(ladder_id=ladder.pk)
     assert not any(computed())
-    assert locking_while and locking_while[0]  # waiting for the dispatch lock pauses nothing
     work(driver, run_tasks, PERFECT, rounds=1)
     collecting_while.clear()
     body = selectors.ladder_progress(Ladder.objects.get(pk=ladder.pk))
@@ -143,9 +134,26 @@ def test_a_launch_pass_a_stop_and_a_boards_computation_run_with_the_collector_pa
     shared_progress.reset()
     assert len(shared_progress.read(ladder.pk).parts) == 3
     assert not any(computed())
-    locking_while.clear()
-    with connection.execute_wrapper(note_locks):
-        services.stop_dispatch(ladder=Ladder.objects.get(pk=ladder.pk), by=owner)
+    services.stop_dispatch(ladder=Ladder.objects.get(pk=ladder.pk), by=owner)
     assert not any(computed())  # the final standing
-    assert locking_while and all(locking_while)  # the dispatch's lock, its jobs' locks
     assert gc.isenabled()
+
+
+@pytest.mark.postgres
+def test_a_pass_and_a_stop_wait_for_their_locks_with_the_collector_on(owner, collecting):
+    """Only the computation is paused: a pass or a Stop waiting for the dispatch's lock (or a
+    Stop for its jobs') pauses nothing."""
+    locking_while = []
+
+    def note_locks(execute, sql, params, many, context):
+        if "FOR UPDATE" in sql or "FOR NO KEY UPDATE" in sql:
+            locking_while.append(gc.isenabled())
+        return execute(sql, params, many, context)
+
+    ladder = make_ladder(owner, versions(2, prefix="gl"), climbers(2, prefix="glc"))
+    services.start_dispatch(ladder=ladder, run_pass=False)
+    with connection.execute_wrapper(note_locks):
+        services.run_launch_pass(ladder_id=ladder.pk)
+        assert locking_while == [True]
+        services.stop_dispatch(ladder=Ladder.objects.get(pk=ladder.pk), by=owner)
+    assert len(locking_while) == 3 and all(locking_while)  # the dispatch's, then its jobs'
