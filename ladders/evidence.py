@@ -284,7 +284,8 @@ def _by_slot(rows, prefixes: dict[str, int]):
 
 
 def _of_dispatches(prefixes: Iterable[str]) -> Q:
-    return reduce(operator.or_, (Q(origin__startswith=p) for p in prefixes), Q())
+    """Jobs launched by the dispatches of these origin prefixes; none for no prefix."""
+    return reduce(operator.or_, (Q(origin__startswith=p) for p in prefixes), Q(pk__in=[]))
 
 
 def launched_in_flight(dispatch: Dispatch) -> dict[tuple[str, str], int]:

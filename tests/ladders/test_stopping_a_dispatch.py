@@ -6,7 +6,7 @@ import time
 import pytest
 from django.db import connection
 
-from ladders import document, passes, services, shared_progress
+from ladders import document, evidence, passes, progress, services, shared_progress
 from ladders.models import Dispatch, DispatchClimber, FinalStanding
 from loopweb.runs import services as run_services
 from loopweb.runs.models import IN_FLIGHT, Job, Run
@@ -167,6 +167,17 @@ def test_a_stop_never_reaches_a_job_a_plan_another_ladder_or_a_hand_launch_enque
     stopped = owner_api.post(f"/api/ladders/{ladder.pk}/stop", {"cancelRunning": True}, "json")
     assert stopped.json() == {"cancelled": 0}
     assert statuses(foreign) == before
+
+
+def test_the_jobs_a_stop_of_no_ladder_reaches_are_none(owner, outsider, driver):
+    """What a Stop reaches is named by its ladders: asked about none, it reaches no job at all,
+    not every job of every owner."""
+    [step] = versions(1)
+    [climber] = climbers(1)
+    services.start_dispatch(ladder=make_ladder(outsider, [step], [climber]))
+    assert Job.objects.filter(status__in=IN_FLIGHT).exists()
+    assert not evidence.stop_cancels(cancel_running=True).exists()
+    assert progress.under_way_of([]) == {}
 
 
 def test_a_stopped_dispatch_launches_nothing_more_and_its_status_is_stopped(
