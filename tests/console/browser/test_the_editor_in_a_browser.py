@@ -62,6 +62,12 @@ def test_the_editor_holds_still_while_its_request_is_in_flight(open_page, owner)
     expect(page.locator("#editor-controls")).to_have_attribute("disabled", "")
     expect(page.get_by_label("Name", exact=True)).to_be_disabled()
     expect(page.get_by_label("gpt-x via aider (acme)")).to_be_disabled()
+    # The route's handler runs in this process only when Playwright next hears from the browser,
+    # which the expectations above need not wait for: listen until it has run.
+    for _ in range(100):
+        if held:
+            break
+        page.wait_for_timeout(50)
     assert len(held) == 1
     held[0].continue_()
 
