@@ -14,17 +14,25 @@ A computation of a whole dispatch's standings (a board read, a launch pass, a St
 standing) makes hundreds of thousands of objects and no garbage; the collector walking the young
 ones again at every few hundred allocations cost a 200 × 50 board's read a fifth of its time
 and collected nothing. It runs with the collector paused (``collector_paused``): one walk of
-what it made follows, at the collector's next turn after the pause.
+what it made follows, at the collector's next turn after the pause. A busy process's threads may
+pause it in turn with never a moment none is under way: once it has been off ``MAX_OFF`` seconds
+it is on again until none is, so cycles are always collected.
 """
 
 import gc
 import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+
+#: The longest the collector stays off while pauses overlap (about a 1,000-climber board's read).
+MAX_OFF = 1.0
 
 _lock = threading.Lock()
 _pauses = 0  # pauses under way, in every thread of the process
 _resume = False  # whether the collector was on when the first of them began
+_off_since = 0.0  # when (``_now``) the first of them began
+_now = time.monotonic
 
 
 def settle() -> None:
@@ -35,11 +43,12 @@ def settle() -> None:
 @contextmanager
 def collector_paused() -> Iterator[None]:
     """No collection while inside (the collector is the process's: every thread's pause counts,
-    and it is on again when the last ends, if it was on when the first began)."""
-    global _pauses, _resume
+    and it is on again when the last ends, or when one ends ``MAX_OFF`` seconds after the first
+    began, if it was on when the first began)."""
+    global _pauses, _resume, _off_since
     with _lock:
         if _pauses == 0:
-            _resume = gc.isenabled()
+            _resume, _off_since = gc.isenabled(), _now()
             gc.disable()
         _pauses += 1
     try:
@@ -47,5 +56,5 @@ def collector_paused() -> Iterator[None]:
     finally:
         with _lock:
             _pauses -= 1
-            if _pauses == 0 and _resume:
+            if _resume and (_pauses == 0 or _now() - _off_since > MAX_OFF):
                 gc.enable()

@@ -87,6 +87,34 @@ def test_pauses_in_two_threads_end_with_the_collector_on_whichever_ends_first(co
     assert gc.isenabled()
 
 
+def test_pauses_that_overlap_without_end_turn_the_collector_on_again(collecting, monkeypatch):
+    """A busy web process's threads may pause it in turn with never a moment none is under way:
+    the collector is on again once it has been off for ``MAX_OFF`` seconds, so cycles made
+    meanwhile are still collected, and stays on until no pause is under way."""
+    clock = [100.0]
+    monkeypatch.setattr(memory, "_now", lambda: clock[0])
+    outer = memory.collector_paused()
+    outer.__enter__()
+    assert not gc.isenabled()
+    with memory.collector_paused():  # begun and ended while the outer one holds it
+        clock[0] += memory.MAX_OFF / 2
+    assert not gc.isenabled()
+    for _ in range(2):  # each pause ends while another is still under way
+        inner = memory.collector_paused()
+        inner.__enter__()
+        outer.__exit__(None, None, None)
+        outer = inner
+        clock[0] += memory.MAX_OFF
+    assert gc.isenabled()
+    with memory.collector_paused():  # the overlap goes on: the collector stays on
+        assert gc.isenabled()
+    outer.__exit__(None, None, None)
+    assert gc.isenabled()
+    with memory.collector_paused():  # none was under way: a pause holds it again
+        assert not gc.isenabled()
+    assert gc.isenabled()
+
+
 def test_a_pause_leaves_a_collector_turned_off_off(collecting):
     gc.disable()
     with memory.collector_paused():
