@@ -5,6 +5,8 @@ The owner (and staff) control a ladder: edit, delete, Run, Stop, Retry. Its revi
 condition, for the one query a polled progress read is answered by.
 """
 
+from django.db.models import Q
+
 from ladders.models import Ladder
 from loopweb.runs.access import role_of
 from loopweb.runs.models import Role
@@ -25,6 +27,12 @@ SEES_SQL = f"""EXISTS (
 
 def sees_params(user, ladder_id: int) -> dict:
     return {"ladder": ladder_id, "viewer": user.pk, "staff": bool(user.is_staff)}
+
+
+def by_readers(ladder: Ladder) -> Q:
+    """Reviews by the ladder's owner or one of its reviewers: those its board, its queue and its
+    agreement count."""
+    return Q(reviewer=ladder.owner_id) | Q(reviewer__in=ladder.reviewers.values("pk"))
 
 
 def controls(user, ladder: Ladder) -> bool:

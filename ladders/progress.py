@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from django.contrib.auth import get_user_model
 from django.db.models import Count, Q
 
-from ladders import document, evidence, origins
+from ladders import access, document, evidence, origins
 from ladders.models import (
     Dispatch,
     DispatchCell,
@@ -353,9 +353,8 @@ def reviewed(
         scope = Q(run__cell_key__in=in_keys(cells))
     else:
         scope = Q(run_id__in=in_ids(ids))
-    readers = Q(reviewer=ladder.owner_id) | Q(reviewer__in=ladder.reviewers.values("pk"))
     # No default ordering, whose columns DISTINCT would sort by too.
-    found = Review.objects.filter(readers, scope).order_by().values_list("run_id")
+    found = Review.objects.filter(access.by_readers(ladder), scope).order_by().values_list("run_id")
     return {run_id for (run_id,) in found.distinct()} & ids
 
 

@@ -21,11 +21,10 @@ from typing import Any
 from django.contrib.auth.models import User
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import transaction
-from django.db.models import Q
 from django.http import Http404
 from django.utils import timezone
 
-from ladders import rubric
+from ladders import access, rubric
 from ladders.models import Ladder, ReviewReservation
 from ladders.selectors import slot_run_entries
 from loopweb.runs import services
@@ -64,16 +63,11 @@ class Taken:
         return len(self.reviewers) + len(others) < wanted
 
 
-def readers_of(ladder: Ladder) -> Q:
-    """Reviews by the ladder's owner or one of its reviewers: those a run's number counts."""
-    return Q(reviewer=ladder.owner_id) | Q(reviewer__in=ladder.reviewers.values("pk"))
-
-
 def taken(ladder: Ladder, run_ids: list[int]) -> dict[int, Taken]:
     """Two queries for any number of runs."""
     found = {run_id: Taken(set(), {}) for run_id in run_ids}
     for run_id, reviewer_id in Review.objects.filter(
-        readers_of(ladder), run_id__in=run_ids
+        access.by_readers(ladder), run_id__in=run_ids
     ).values_list("run_id", "reviewer_id"):
         found[run_id].reviewers.add(reviewer_id)
     for run_id, reviewer_id, until in ReviewReservation.objects.filter(

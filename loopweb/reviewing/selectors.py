@@ -4,9 +4,7 @@ between reviewers and the runs they split on, and the backlog."""
 import secrets
 from collections import Counter, defaultdict
 
-from django.db.models import Q
-
-from ladders import progress
+from ladders import access, progress
 from ladders.gate import Gate
 from ladders.models import Ladder
 from ladders.selectors import review_queue, slot_run_entries
@@ -155,10 +153,9 @@ def _reviews(ladder: Ladder) -> tuple[list[dict], dict[int, list[Review]]]:
     """The latest dispatch's completed slot runs, and each one's reviews by the ladder's owner
     and reviewers (two queries beyond the entries)."""
     entries = slot_run_entries(ladder)
-    readers = Q(reviewer=ladder.owner_id) | Q(reviewer__in=ladder.reviewers.values("pk"))
     by_run: dict[int, list[Review]] = defaultdict(list)
     for review in (
-        Review.objects.filter(readers, run_id__in=[e["run"] for e in entries])
+        Review.objects.filter(access.by_readers(ladder), run_id__in=[e["run"] for e in entries])
         .select_related("reviewer")
         .order_by("run_id", "reviewer__username")
     ):
