@@ -37,7 +37,7 @@ class Row:
     floor: str
     ratio: float
     target: str
-    met: bool
+    met: bool | None  # None: a row kept for reference, with no target
 
 
 #: Figures worth printing under the table that are not compared with a floor.

@@ -70,7 +70,7 @@ def run_all(*, smoke: bool = False, only: str | None = None) -> list:
             # One INSERT is not a push's job: kept for reference, with no target.
             one_insert.target, one_insert.met = "none: a floor of one INSERT", None
             rows.append(one_insert)
-            rows.append(push_floor.push_against_its_contract(production, **pushes))
+            rows += push_floor.push_against_its_contract(production, **pushes)
             rows.append(runner.claim_over_http(production, **claims))
             rows.append(runner.claim_with_budgets_over_http(production, **claims))
         finally:

@@ -16,12 +16,15 @@ def test_every_benchmark_runs_in_smoke_mode_and_reports_a_row():
     names = [row.benchmark for row in rows]
     assert names[:5] == ["launch pass", "progress read", "progress read", "push", "claim"]
     # The same three through the production server (gunicorn, pooled connections), the push
-    # twice: against one INSERT (no target) and against the contract's own writes; and the
+    # twice: against one INSERT (no target) and against the contract's own writes, beside
+    # which the same writes through the ORM are measured for reference (no target); and the
     # claims with provider budgets set.
-    assert names[5:10] == ["progress read", "push", "push", "claim", "claim with budgets"]
-    assert all("gunicorn" in row.data for row in rows[5:10])
-    one_insert, contract = rows[6:8]
+    alone = "push, the contract's writes alone"
+    assert names[5:11] == ["progress read", "push", "push", alone, "claim", "claim with budgets"]
+    assert all("gunicorn" in row.data for row in rows[5:11])
+    one_insert, contract, orm = rows[6:9]
     assert one_insert.met is None and "contract's writes" in contract.data
+    assert contract.met is not None and orm.met is None and "ORM" in orm.data
     assert names.count("pass growth") == 2
     # The table-size rows: the pass and the progress read with many more unrelated runs.
     assert names[-2:] == ["launch pass", "progress read"]
