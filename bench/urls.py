@@ -14,6 +14,19 @@ from loopweb.runs.models import Job, JobStatus, Run
 from loopweb.urls import urlpatterns as product
 from signals_app.models import Signal
 
+#: The ``runtime_s`` signal a push records from its record (``signals_app.services``), as both
+#: floors write it; its value and times are the push's own.
+RUNTIME_SIGNAL = {
+    "signal_id": "runtime_s:1",
+    "kind": "score",
+    "name": "runtime_s",
+    "unit": "s",
+    "better": "lower",
+    "scale": "log",
+    "tier": "measured",
+    "source": "platform",
+}
+
 
 class FloorInsert(APIView):
     """A DRF endpoint that does one INSERT: the floor a push is compared with."""
@@ -67,11 +80,10 @@ class FloorPush(APIView):
                 [job_id],
             )
             cursor.execute(
-                "INSERT INTO signals_app_signal (run_id, signal_id, kind, name, value, unit,"
-                " better, scale, observed_at, tier, source, recorded_at) VALUES (%s,"
-                " 'runtime_s:1', 'score', 'runtime_s', %s, 's', 'lower', 'log', now(),"
-                " 'measured', 'platform', now())",
-                [run_id, json.dumps(runtime)],
+                f"INSERT INTO signals_app_signal (run_id, value, observed_at, recorded_at,"
+                f" {', '.join(RUNTIME_SIGNAL)}) VALUES (%s, %s, now(), now(),"
+                f" {', '.join(['%s'] * len(RUNTIME_SIGNAL))})",  # noqa: S608 - our own columns
+                [run_id, json.dumps(runtime), *RUNTIME_SIGNAL.values()],
             )
         return Response({"id": run_id}, status=201)
 
@@ -94,11 +106,8 @@ class FloorPushOrm(APIView):
             )  # fmt: skip
             job.status, job.finished_at, job.lease_expires_at = JobStatus.COMPLETED, now, None
             job.save()
-            Signal.objects.create(
-                run=run, signal_id="runtime_s:1", kind="score", name="runtime_s",
-                value=record.get("metrics", {}).get("runtime_s"), unit="s", better="lower",
-                scale="log", observed_at=now, tier="measured", source="platform",
-            )  # fmt: skip
+            runtime = record.get("metrics", {}).get("runtime_s")
+            Signal.objects.create(run=run, value=runtime, observed_at=now, **RUNTIME_SIGNAL)
         run.review_count, run.override_rows = 0, []  # as the push answers a run just stored
         return Response(serializers.RunSerializer(run).data, status=201)
 

@@ -6,7 +6,7 @@ from django.test import override_settings
 
 from loopweb.runs.models import Change, Job
 from tests.factories import CaseVersionFactory, CombinationFactory
-from tests.runs.helpers import claim, hand_job
+from tests.runs.helpers import PERFECT, claim, hand_job
 
 pytestmark = [pytest.mark.django_db, pytest.mark.postgres]
 
@@ -17,15 +17,27 @@ def writes_of(job: Job) -> dict:
     run = job.run
     return {
         "job": (job.status, job.finished_at is not None, job.lease_holder_id, job.retry_id),
-        "run": (run.cell_key, run.owner_id, run.pushed_by_id, run.outcome, run.counted),
-        "signals": [(s.name, s.value, s.tier, s.source) for s in run.signals.all()],
+        "run": (
+            run.cell_key,
+            run.owner_id,
+            run.pushed_by_id,
+            run.outcome,
+            run.counted,
+            run.validator_rating,
+            run.build_loaded,
+        ),
+        "signals": [
+            (s.signal_id, s.kind, s.name, s.value, s.unit, s.better, s.scale, s.tier, s.source)
+            for s in run.signals.all()
+        ],
         "marks": sorted(Change.objects.filter(key=job.cell_key).values_list("key", flat=True)),
     }
 
 
 @override_settings(ROOT_URLCONF="bench.urls")
 def test_both_floors_write_what_a_push_writes(owner, driver, driver_api):
-    record = {"checklist": {"jump": True}, "metrics": {"runtime_s": 12.5}}
+    # A record the push rates flawless, as both floors store it.
+    record = {**PERFECT, "metrics": {"runtime_s": 12.5}}
     written = {}
     for path in ("/api/runs/", "/bench/push", "/bench/push-orm"):
         # A cell of its own for each, so each one's marks are its own.
@@ -46,6 +58,18 @@ def test_both_floors_write_what_a_push_writes(owner, driver, driver_api):
 
     push = written.pop("/api/runs/")
     assert push["job"] == ("completed", True, driver.pk, None)
-    assert push["signals"] == [("runtime_s", 12.5, "measured", "platform")]
+    assert push["run"][-2:] == ("flawless", True)
+    signal = (
+        "runtime_s:1",
+        "score",
+        "runtime_s",
+        12.5,
+        "s",
+        "lower",
+        "log",
+        "measured",
+        "platform",
+    )
+    assert push["signals"] == [signal]
     assert push["marks"] >= 1
     assert written == {"/bench/push": push, "/bench/push-orm": push}
