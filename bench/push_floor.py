@@ -8,14 +8,8 @@ target."""
 
 from bench.data import user
 from bench.http import request
-from bench.runner import Row, _claimed_jobs, _via, concurrently
+from bench.runner import RECORD, Row, _claimed_jobs, _via, concurrently
 from loopweb.runs.models import ApiToken, Role
-
-RECORD = {
-    "checklist": {"i0": True, "i1": True, "i2": True},
-    "toolchain": {"build": "ok", "loaded": True},
-    "metrics": {"runtime_s": 12.5},
-}
 
 #: Each side's path, timed in this order round after round: the floor first.
 SIDES = {"floor": "/bench/push", "orm": "/bench/push-orm", "push": "/api/runs/"}

@@ -12,20 +12,12 @@ from bench.floors import claim_floor
 from loopweb.runs.api import serializers
 from loopweb.runs.models import Job, JobStatus, Run
 from loopweb.urls import urlpatterns as product
-from signals_app.models import Signal
+from signals_app.models import Signal, Source
+from signals_app.services import RUNTIME
 
-#: The ``runtime_s`` signal a push records from its record (``signals_app.services``), as both
-#: floors write it; its value and times are the push's own.
-RUNTIME_SIGNAL = {
-    "signal_id": "runtime_s:1",
-    "kind": "score",
-    "name": "runtime_s",
-    "unit": "s",
-    "better": "lower",
-    "scale": "log",
-    "tier": "measured",
-    "source": "platform",
-}
+#: The ``runtime_s`` signal a first push records from its record, as both floors write it; its
+#: value and times are the push's own.
+RUNTIME_SIGNAL = {"signal_id": "runtime_s:1", **RUNTIME, "source": Source.PLATFORM.value}
 
 
 class FloorInsert(APIView):

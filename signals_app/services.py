@@ -229,6 +229,17 @@ def _mint_id(run: Run, base: str, on_run: list[Signal] | None = None) -> str:
     return candidate
 
 
+#: What the platform records of a run's ``record.metrics.runtime_s``, besides its id and value.
+RUNTIME: dict[str, Any] = {
+    "kind": "score",
+    "name": "runtime_s",
+    "unit": "s",
+    "better": "lower",
+    "scale": "log",
+    "tier": "measured",
+}
+
+
 def _runtime_signal(run: Run, errors: Errors, on_run: list[Signal]) -> SignalData | None:
     """``runtime_s`` from ``record.metrics.runtime_s``, unless the latest one says the same.
 
@@ -245,14 +256,9 @@ def _runtime_signal(run: Run, errors: Errors, on_run: list[Signal]) -> SignalDat
         return None
     return SignalData(
         id=_mint_id(run, f"runtime_s:{len(emitted) + 1}", on_run),
-        kind="score",
-        name="runtime_s",
         value=value,
-        unit="s",
-        better="lower",
-        scale="log",
         observed_at=timezone.now(),
-        tier="measured",
+        **RUNTIME,
     )
 
 
